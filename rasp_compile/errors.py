@@ -1,0 +1,80 @@
+"""The project's error types, and the `FILE:LINE:COL: error: MESSAGE` format of SPEC §1 "Errors".
+
+Every problem in a program surfaces as a `RaspError` carrying a source location; the command line
+prints `format_error(...)` and exits 1. Problems with inputs or weight files (not programs) are
+`InputError` / `WeightsError`: one line, exit status 2 on the command line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A position in program text: 1-based line and column."""
+
+    line: int
+    col: int
+
+
+class RaspError(Exception):
+    """An error in a program: syntax, names, kinds, arity, encodings, lambdas that fail, ...
+
+    `loc` is None only for programs built from Python (the embedded API) where no text exists.
+    """
+
+    def __init__(self, message: str, loc: Loc | None = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+    @property
+    def line(self) -> int | None:
+        return self.loc.line if self.loc else None
+
+    @property
+    def col(self) -> int | None:
+        return self.loc.col if self.loc else None
+
+
+class RaspSyntaxError(RaspError):
+    """The text does not follow the grammar."""
+
+
+class RaspNameError(RaspError):
+    """A name that is not bound, bound twice, or a declaration given twice or missing."""
+
+
+class RaspTypeError(RaspError):
+    """A wrong kind (s-op / selector / scalar), argument count or encoding."""
+
+
+class RaspValueError(RaspError):
+    """A lambda that fails on some input values, or a value set that cannot be inferred."""
+
+
+class RaspRuntimeError(RaspError):
+    """The reference interpreter met a program error on a concrete input (e.g. a categorical
+    aggregate that selects several different values)."""
+
+
+class InputError(Exception):
+    """A bad input sequence (a token outside the vocab, too long): one line, exit status 2."""
+
+
+class WeightsError(Exception):
+    """A weights file that cannot be trusted (missing keys, wrong shapes, pickled objects, ...)."""
+
+
+def format_error(error: RaspError, source: str | None, filename: str = "<program>") -> str:
+    """`FILE:LINE:COL: error: MESSAGE`, then the source line and a caret under the column."""
+    if error.loc is None:
+        return f"{filename}: error: {error.message}"
+    head = f"{filename}:{error.loc.line}:{error.loc.col}: error: {error.message}"
+    lines = (source or "").splitlines()
+    if not 1 <= error.loc.line <= len(lines):
+        return head
+    text = lines[error.loc.line - 1].expandtabs(1)
+    caret = " " * (max(error.loc.col, 1) - 1) + "^"
+    return f"{head}\n{text}\n{caret}"

@@ -1,0 +1,158 @@
+"""Value-set inference: the finite set of values each s-op can take (SPEC §1 "Semantics").
+
+This is also where lambdas meet every combination of values they can be called with, so a lambda
+that fails (division by zero, comparing a string with a number, ...) is reported here, at the
+lambda's line, with the values, before anything runs or compiles.
+
+Value sets never contain None: "none" is the absence of a value, and every consumer treats it
+apart (all-zero one-hot in the compiled model).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from itertools import product
+from numbers import Number
+
+from . import ir
+from .errors import RaspTypeError, RaspValueError
+
+MAX_VALUES = 100_000
+"""The largest value set an s-op may have; beyond it compiling a one-hot would be absurd."""
+
+ValueSets = dict  # dict[ir.SOp, frozenset[ir.Value]], keyed by node identity
+
+
+def is_number(value: object) -> bool:
+    return isinstance(value, Number) and not isinstance(value, complex)
+
+
+def exact_mean(values: list[ir.Value]) -> float:
+    """The mean as the nearest float to the exact rational mean.
+
+    The interpreter and the inference both use this, so a mean computed on an input is always
+    bit-for-bit a member of the inferred value set.
+    """
+    return float(sum(Fraction(v) for v in values) / len(values))
+
+
+def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[float]:
+    """Every mean of a multiset of 1..max_count elements drawn from `values`.
+
+    Dynamic programming over achievable sums (exact rationals), count by count.
+    """
+    if not values:
+        return set()
+    exact = {Fraction(v) for v in values}
+    sums = {Fraction(0)}
+    means: set[float] = set()
+    for count in range(1, max_count + 1):
+        sums = {s + v for s in sums for v in exact}
+        means.update(float(s / count) for s in sums)
+        if len(means) > MAX_VALUES:
+            raise RaspValueError(
+                f"the numerical mean {describe(where)} can take more than {MAX_VALUES:,} values; "
+                "use values on a coarser grid or a smaller max_len",
+                where.loc,
+            )
+    return means
+
+
+def describe(node: ir.Node) -> str:
+    return f"'{node.label}'" if node.label else f"of {type(node).__name__}"
+
+
+def call_checked(fn: ir.Fn, args: tuple, node: ir.Node):
+    """Call a lambda on concrete values; a failure becomes a RaspValueError at the lambda."""
+    try:
+        return fn(*args)
+    except Exception as failure:  # any failure of user code: the lambda evaluator's or Python's
+        shown = ", ".join(repr(a) for a in args)
+        raise RaspValueError(
+            f"lambda {fn.text} fails on ({shown}): {failure}", fn.loc or node.loc
+        ) from None
+
+
+def _checked_set(result: set, node: ir.SOp) -> frozenset:
+    result.discard(None)
+    if len(result) > MAX_VALUES:
+        raise RaspValueError(f"s-op {describe(node)} takes more than {MAX_VALUES:,} values", node.loc)
+    if node.encoding == ir.NUMERICAL:
+        bad = [v for v in result if not is_number(v)]
+        if bad:
+            raise RaspTypeError(
+                f"numerical s-op {describe(node)} takes the non-numeric value {bad[0]!r}; "
+                "numerical encodings hold numbers only",
+                node.loc,
+            )
+    return frozenset(result)
+
+
+def infer_value_sets(program: ir.Program) -> ValueSets:
+    """The value set of every s-op of `program`; checks every lambda on every combination."""
+    sets: ValueSets = {}
+    n = program.max_len
+    for node in program.nodes():
+        if isinstance(node, ir.Select):
+            _check_predicate(node, sets)
+            continue
+        if isinstance(node, ir.Selector):
+            continue
+        sets[node] = _checked_set(_values_of(node, sets, program, n), node)
+    return sets
+
+
+def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> set:
+    if isinstance(node, ir.Tokens):
+        return set(program.vocab)
+    if isinstance(node, ir.Indices):
+        return set(range(n))
+    if isinstance(node, ir.Length):
+        return set(range(1, n + 1))
+    if isinstance(node, ir.SelectorWidth):
+        return set(range(0, n + 1))
+    if isinstance(node, ir.Map):
+        return {call_checked(node.fn, (x,), node) for x in sets[node.inner]}
+    if isinstance(node, ir.SequenceMap):
+        return {
+            call_checked(node.fn, (x, y), node)
+            for x, y in product(sets[node.first], sets[node.second])
+        }
+    if isinstance(node, ir.Aggregate):
+        return _aggregate_values(node, sets, n)
+    raise TypeError(f"no value-set rule for {type(node).__name__}")
+
+
+def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int) -> set:
+    inner = sets[node.sop]
+    if node.encoding == ir.NUMERICAL:
+        if node.sop.encoding != ir.NUMERICAL:
+            raise RaspTypeError(
+                f"a numerical mean needs a numerical s-op, but {describe(node.sop)} is categorical; "
+                "wrap it in numerical(...)",
+                node.loc,
+            )
+        default = 0 if node.default is None else node.default
+        if not is_number(default):
+            raise RaspTypeError(f"a numerical aggregate needs a numeric default, not {default!r}", node.loc)
+        return possible_means(inner, n, node) | {default}
+    values = set(inner)
+    if node.default is not None:
+        values.add(node.default)
+    return values
+
+
+def _check_predicate(select: ir.Select, sets: ValueSets) -> None:
+    if isinstance(select.predicate, str):
+        if select.predicate in ("<", "<=", ">", ">="):
+            for key, query in product(sets[select.keys], sets[select.queries]):
+                try:
+                    ir.compare(select.predicate, key, query)
+                except TypeError:
+                    raise RaspValueError(
+                        f"select cannot compare key {key!r} {select.predicate} query {query!r}",
+                        select.loc,
+                    ) from None
+        return
+    for key, query in product(sets[select.keys], sets[select.queries]):
+        call_checked(select.predicate, (key, query), select)
