@@ -1,0 +1,225 @@
+"""The forward pass of SPEC §2, picoGPT-style: a dozen plain NumPy functions, batched over
+[batch, n] id arrays, computing in the model's dtype (float32 or float64).
+
+Parameters are named after the weight keys, so the nested params splat straight in:
+`linear(x, **c_attn)`, `mha(x, **attn, ...)`, `transformer_block(x, **block, ...)`,
+`gpt(ids, **model.nested(), ...)`. No LayerNorm. Weights are [in, out], applied as `x @ w + b`.
+
+On top of it: `logits` (ids in, logits out), `encode` (tokens to ids), `predict` (tokens in, one
+value per token out), `complete` (a decoder's continuation) and `trace` (every residual stream
+and attention pattern, for reports).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from .errors import InputError
+from .ir import Value
+from .model import Model, token_key
+
+
+def relu(x):  # [...] -> [...]
+    return np.maximum(x, 0)
+
+
+def gelu(x):  # [...] -> [...], GPT-2's tanh approximation (Python-float constants keep the dtype)
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+ACTIVATION_FUNCTIONS = {"relu": relu, "gelu": gelu}
+
+
+def softmax(x):  # [..., m] -> [..., m], stable: the row max is subtracted first
+    exp_x = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return exp_x / np.sum(exp_x, axis=-1, keepdims=True)
+
+
+def linear(x, w, b=None):  # [..., n_in] -> [..., n_out]
+    return x @ w if b is None else x @ w + b
+
+
+def ffn(x, c_fc, c_proj, act):  # [batch, n, d_model] -> [batch, n, d_model]
+    return linear(act(linear(x, **c_fc)), **c_proj)  # through [batch, n, d_mlp]
+
+
+def causal_mask(n, dtype):  # -> [n, n]: 0 on and below the diagonal, -inf above
+    return np.triu(np.full((n, n), -np.inf, dtype=dtype), k=1)
+
+
+def attention_pattern(q, k, mask=None):  # [batch, head, n_q, D], [batch, head, n_k, D] -> [batch, head, n_q, n_k]
+    # The diagonal is never masked, so every row keeps a finite max and the softmax is defined.
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
+    return softmax(scores if mask is None else scores + mask)
+
+
+def attention(q, k, v, mask=None):  # [batch, head, n_q, D] x2, [batch, head, n_k, D] -> [batch, head, n_q, D]
+    return attention_pattern(q, k, mask) @ v
+
+
+def split_heads(x, n_head):  # [batch, n, H·D] -> [batch, head, n, D]; head h = columns h·D..(h+1)·D
+    batch, n, width = x.shape
+    return x.reshape(batch, n, n_head, width // n_head).transpose(0, 2, 1, 3)
+
+
+def merge_heads(x):  # [batch, head, n, D] -> [batch, n, H·D]
+    batch, n_head, n, d_head = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(batch, n, n_head * d_head)
+
+
+def qkv_heads(x, c_attn, n_head):  # [batch, n, d_model] -> 3 x [batch, head, n, D]
+    q, k, v = np.split(linear(x, **c_attn), 3, axis=-1)  # each [batch, n, H·D]
+    return split_heads(q, n_head), split_heads(k, n_head), split_heads(v, n_head)
+
+
+def mha(x, c_attn, c_proj, n_head, causal):  # [batch, n, d_model] -> [batch, n, d_model]
+    q, k, v = qkv_heads(x, c_attn, n_head)
+    mask = causal_mask(x.shape[1], x.dtype) if causal else None
+    return linear(merge_heads(attention(q, k, v, mask)), **c_proj)
+
+
+def transformer_block(x, mlp=None, attn=None, *, n_head, causal, act):  # [batch, n, d_model] -> same
+    if attn is not None:
+        x = x + mha(x, **attn, n_head=n_head, causal=causal)
+    if mlp is not None:
+        x = x + ffn(x, **mlp, act=act)
+    return x
+
+
+def gpt(ids, wte, wpe, blocks, unembed, unembed_b=None, *, n_heads, causal, act):  # [batch, n] -> [batch, n, n_out]
+    x = wte[ids] + wpe[: ids.shape[1]]  # [batch, n, d_model]
+    for block, n_head in zip(blocks, n_heads):
+        x = transformer_block(x, **block, n_head=n_head, causal=causal, act=act)
+    return linear(x, unembed, unembed_b)
+
+
+def _hparams(model: Model) -> dict:
+    """The non-array arguments of `gpt`, from meta."""
+    return {
+        "n_heads": [layer["n_head"] for layer in model.meta["layers"]],
+        "causal": model.meta["causal"],
+        "act": ACTIVATION_FUNCTIONS[model.meta["activation"]],
+    }
+
+
+def _check_ids(model: Model, ids: np.ndarray) -> None:
+    if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
+        raise InputError(f"ids must be a [batch, n] integer array, got {ids.dtype} {list(ids.shape)}")
+    if ids.shape[1] > model.n_ctx:
+        raise InputError(f"{ids.shape[1]} positions exceed the model's n_ctx of {model.n_ctx}")
+    if ids.size and not (0 <= ids.min() and ids.max() < len(model.meta["vocab"])):
+        raise InputError(f"ids must lie in 0..{len(model.meta['vocab']) - 1}")
+
+
+def logits(model: Model, ids: np.ndarray) -> np.ndarray:  # [batch, n] -> [batch, n, n_out]
+    """The logits at every position; `ids` include BOS when the model has one (see `encode`)."""
+    ids = np.asarray(ids)
+    _check_ids(model, ids)
+    return gpt(ids, **model.nested(), **_hparams(model))
+
+
+def trace(model: Model, ids: np.ndarray) -> list[dict]:
+    """Per block: "after_attn" and "after_mlp" [batch, n, d_model] (the residual stream after each
+    sub-layer; equal when the sub-layer is absent) and "attn_patterns" [batch, head, n, n] (empty
+    along `head` when the block has no attention)."""
+    ids = np.asarray(ids)
+    _check_ids(model, ids)
+    hparams = _hparams(model)
+    x = model.params["wte"][ids] + model.params["wpe"][: ids.shape[1]]  # [batch, n, d_model]
+    mask = causal_mask(ids.shape[1], x.dtype) if hparams["causal"] else None
+    steps = []
+    for block, n_head in zip(model.blocks(), hparams["n_heads"]):
+        kwargs = {"n_head": n_head, "causal": hparams["causal"], "act": hparams["act"]}
+        if "attn" in block:
+            q, k, _ = qkv_heads(x, block["attn"]["c_attn"], n_head)
+            patterns = attention_pattern(q, k, mask)
+        else:
+            patterns = np.zeros((ids.shape[0], 0, ids.shape[1], ids.shape[1]), x.dtype)
+        after_attn = transformer_block(x, attn=block.get("attn"), **kwargs)
+        x = transformer_block(after_attn, mlp=block.get("mlp"), **kwargs)
+        steps.append({"after_attn": after_attn, "after_mlp": x, "attn_patterns": patterns})
+    return steps
+
+
+def input_vocab(model: Model) -> list[Value]:
+    """The tokens an input may hold: the vocab without the BOS marker."""
+    return [token for i, token in enumerate(model.meta["vocab"]) if i != model.meta["bos_id"]]
+
+
+def encode(model: Model, tokens: list[Value]) -> list[int]:
+    """Token values to ids, BOS first when the model has one. Tokens match the vocab by value."""
+    id_of = {token_key(token): i for i, token in enumerate(model.meta["vocab"])
+             if i != model.meta["bos_id"]}
+    bos = [] if model.meta["bos_id"] is None else [model.meta["bos_id"]]
+    for token in tokens:
+        if token_key(token) not in id_of:
+            raise InputError(f"token {token!r} is not in the vocab {input_vocab(model)!r}")
+    return bos + [id_of[token_key(token)] for token in tokens]
+
+
+def _token_logits(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # -> [batch, n, n_out]
+    """The logits at every token (not BOS) of inputs that all have the same length n.
+
+    A causal model reads an input longer than max_len through a sliding window: its output at
+    position i depends on tokens up to i only, so it is the last output of the window of the
+    max_len tokens ending at i (what `complete` feeds it too)."""
+    n, max_len = len(inputs[0]), model.meta["max_len"]
+    if n == 0:
+        return np.zeros((len(inputs), 0, model.n_out), model.dtype)
+    if n <= max_len:
+        ids = np.array([encode(model, tokens) for tokens in inputs], dtype=np.int64)
+        return logits(model, ids)[:, ids.shape[1] - n:]
+    if not model.meta["causal"]:
+        raise InputError(f"input of {n} tokens is longer than max_len {max_len}")
+    first = _token_logits(model, [tokens[:max_len] for tokens in inputs])  # [batch, max_len, n_out]
+    windows = [tokens[end - max_len:end] for tokens in inputs for end in range(max_len + 1, n + 1)]
+    later = _token_logits(model, windows)[:, -1].reshape(len(inputs), n - max_len, -1)
+    return np.concatenate([first, later], axis=1)
+
+
+def _decode(model: Model, token_logits: np.ndarray) -> list[Value]:  # [n, n_out] -> n values
+    output = model.meta["output"]
+    if output["encoding"] == "numerical":
+        return [float(value) for value in token_logits[:, 0]]
+    return [output["values"][column] for column in np.argmax(token_logits, axis=-1)]
+
+
+def predict(model: Model, inputs: list[list[Value]]) -> list[list[Value]]:
+    """Per input, the model's output at each token: the argmax column's `meta.output.values` entry
+    (None for null) for a categorical output, the logit itself for a numerical one. Inputs of the
+    same length run as one batch."""
+    outputs: list[list[Value]] = [[] for _ in inputs]
+    by_length: dict[int, list[int]] = defaultdict(list)
+    for i, tokens in enumerate(inputs):
+        by_length[len(tokens)].append(i)
+    for members in by_length.values():
+        batch_logits = _token_logits(model, [list(inputs[i]) for i in members])
+        for i, token_logits in zip(members, batch_logits):
+            outputs[i] = _decode(model, token_logits)
+    return outputs
+
+
+def can_complete(model: Model) -> bool:
+    """Whether the model continues sequences: causal, with categorical outputs that are all
+    tokens of its own vocab (SPEC §3, rasp-run)."""
+    output = model.meta["output"]
+    vocab = {token_key(token) for token in input_vocab(model)}
+    return (model.meta["causal"] and output["encoding"] == "categorical"
+            and all(value is not None and token_key(value) in vocab for value in output["values"]))
+
+
+def complete(model: Model, tokens: list[Value], steps: int = 10) -> list[Value]:
+    """The continuation of `tokens` by `steps` predicted tokens, each predicted from the last
+    position of at most the last max_len tokens."""
+    if not can_complete(model):
+        raise InputError("this model does not complete sequences (not causal, or its outputs are not its tokens)")
+    if not tokens:
+        raise InputError("nothing to complete: the input is empty")
+    sequence = list(tokens)
+    for _ in range(steps):
+        window = sequence[-model.meta["max_len"]:]
+        sequence.append(predict(model, [window])[0][-1])
+    return sequence[len(tokens):]

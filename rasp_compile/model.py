@@ -1,0 +1,247 @@
+"""The model object of SPEC §2: `meta` (the JSON header) and `params` (every array, by its flat key).
+
+`Model(meta, params)` is a plain container; `validate(model)` is the one place that decides whether
+a model can be trusted, and raises `WeightsError` with one line naming the first problem. The
+compiler builds a `Model` and validates it; the loader does the same with what it read from disk.
+
+Layer metadata and sub-layers: `meta.layers[i]` describes block i. A block has attention exactly
+when `n_head > 0` (then all four `attn` keys are present, of width 3·n_head·d_head), and an MLP
+exactly when `d_mlp > 0` (then all four `mlp` keys are present). `d_head` is ignored when
+`n_head` is 0 (write 0).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import WeightsError
+
+FORMAT = "rasp-compile/1"
+ACTIVATIONS = ("relu", "gelu")
+ENCODINGS = ("categorical", "numerical")
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+SHAPE_HINTS = {
+    "wte": " (one row per meta.vocab entry)",
+    "wpe": " (n_ctx = meta.max_len, plus 1 when bos_id is not null)",
+    "unembed": " (n_out = len(meta.output.values), or 1 for a numerical output)",
+    "unembed_b": " (n_out = len(meta.output.values), or 1 for a numerical output)",
+}
+
+
+@dataclass
+class Model:
+    """A transformer in the SPEC §2 format.
+
+    meta:   the JSON header (format, vocab, bos_id, max_len, causal, activation, layers, output, ...)
+    params: every array of the file except `meta`, by its flat key (`wte`, `blocks.0.attn.c_attn.w`, ...)
+    """
+
+    meta: dict
+    params: dict[str, np.ndarray]
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.meta["layers"])
+
+    @property
+    def d_model(self) -> int:
+        return self.params["wte"].shape[1]
+
+    @property
+    def n_ctx(self) -> int:
+        """Positions of `wpe`: max_len, plus one for BOS when there is one."""
+        return self.meta["max_len"] + (self.meta["bos_id"] is not None)
+
+    @property
+    def n_out(self) -> int:
+        return self.params["unembed"].shape[1]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.params["wte"].dtype
+
+    def blocks(self) -> list[dict]:
+        """Per block, the arrays nested as picoGPT's params, ready to splat into the forward pass:
+        `{"attn": {"c_attn": {"w", "b"}, "c_proj": {"w", "b"}}, "mlp": {"c_fc": ..., "c_proj": ...}}`,
+        with an absent sub-layer left out."""
+        blocks: list[dict] = [{} for _ in range(self.n_layers)]
+        for key, array in self.params.items():
+            if key.startswith("blocks."):
+                _, i, sub_layer, layer, name = key.split(".")
+                blocks[int(i)].setdefault(sub_layer, {}).setdefault(layer, {})[name] = array
+        return blocks
+
+    def nested(self) -> dict:
+        """All arrays as picoGPT's nested params: wte, wpe, blocks (see `blocks()`), unembed,
+        and unembed_b when present."""
+        top = {key: array for key, array in self.params.items() if not key.startswith("blocks.")}
+        return {**top, "blocks": self.blocks()}
+
+
+def n_params(model: Model) -> int:
+    """Total number of weights (every array element)."""
+    return sum(array.size for array in model.params.values())
+
+
+def n_nonzero(model: Model) -> int:
+    """Number of weights that are not exactly zero."""
+    return sum(int(np.count_nonzero(array)) for array in model.params.values())
+
+
+def astype(model: Model, dtype) -> Model:
+    """The same model with every array converted to `dtype` (float32 or float64)."""
+    return Model(model.meta, {key: array.astype(dtype) for key, array in model.params.items()})
+
+
+def expected_shapes(model: Model) -> dict[str, tuple[int, ...]]:
+    """Every key the model must hold, and its shape, as meta and `wte` dictate."""
+    meta = model.meta
+    d_model = model.d_model
+    n_out = len(meta["output"]["values"]) if meta["output"]["encoding"] == "categorical" else 1
+    shapes = {
+        "wte": (len(meta["vocab"]), d_model),
+        "wpe": (model.n_ctx, d_model),
+        "unembed": (d_model, n_out),
+    }
+    if "unembed_b" in model.params:
+        shapes["unembed_b"] = (n_out,)
+    for i, layer in enumerate(meta["layers"]):
+        width = layer["n_head"] * layer["d_head"]
+        if layer["n_head"] > 0:
+            shapes[f"blocks.{i}.attn.c_attn.w"] = (d_model, 3 * width)
+            shapes[f"blocks.{i}.attn.c_attn.b"] = (3 * width,)
+            shapes[f"blocks.{i}.attn.c_proj.w"] = (width, d_model)
+            shapes[f"blocks.{i}.attn.c_proj.b"] = (d_model,)
+        if layer["d_mlp"] > 0:
+            shapes[f"blocks.{i}.mlp.c_fc.w"] = (d_model, layer["d_mlp"])
+            shapes[f"blocks.{i}.mlp.c_fc.b"] = (layer["d_mlp"],)
+            shapes[f"blocks.{i}.mlp.c_proj.w"] = (layer["d_mlp"], d_model)
+            shapes[f"blocks.{i}.mlp.c_proj.b"] = (d_model,)
+    return shapes
+
+
+def validate(model: Model) -> None:
+    """Raise `WeightsError` (one line, naming the problem) unless the model is safe to run."""
+    _check_meta(model.meta)
+    _check_arrays(model)
+
+
+def _fail(message: str):
+    raise WeightsError(message)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def token_key(value) -> tuple | None:
+    """What identifies a token value: its kind and value, so that 1 and 1.0 are one token but
+    true and 1, or "1" and 1, are two. None for anything that cannot be a token."""
+    if isinstance(value, (str, bool)):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return ("number", float(value))
+    return None
+
+
+def _is_token(value) -> bool:
+    return token_key(value) is not None
+
+
+def _require(meta: dict, field: str, check, what: str, where: str = "meta"):
+    if field not in meta:
+        _fail(f"{where} has no '{field}' field")
+    if not check(meta[field]):
+        _fail(f"{where}.{field} must be {what}, got {json.dumps(meta[field], default=repr)}")
+    return meta[field]
+
+
+def _check_format(fmt: str) -> None:
+    if fmt == FORMAT:
+        return
+    newer = re.fullmatch(r"rasp-compile/(\d+)", fmt)
+    if newer and int(newer.group(1)) > 1:
+        _fail(f"made by a newer rasp-compile (format {fmt!r}; this version reads {FORMAT!r})")
+    _fail(f"unknown format {fmt!r} (expected {FORMAT!r})")
+
+
+def _check_meta(meta) -> None:
+    if not isinstance(meta, dict):
+        _fail(f"meta must be a JSON object, got {type(meta).__name__}")
+    _check_format(_require(meta, "format", lambda v: isinstance(v, str), "a string"))
+    vocab = _require(meta, "vocab", lambda v: isinstance(v, list) and v and all(map(_is_token, v)),
+                     "a non-empty list of strings or numbers")
+    if len({token_key(v) for v in vocab}) != len(vocab):
+        _fail("meta.vocab holds a token twice")
+    bos_id = _require(meta, "bos_id", lambda v: v is None or _is_int(v), "an integer or null")
+    if bos_id is not None and not 0 <= bos_id < len(vocab):
+        _fail(f"meta.bos_id {bos_id} is out of range for a vocab of {len(vocab)}")
+    _require(meta, "max_len", lambda v: _is_int(v) and v >= 1, "a positive integer")
+    _require(meta, "causal", lambda v: isinstance(v, bool), "true or false")
+    _require(meta, "activation", lambda v: v in ACTIVATIONS, "one of " + "/".join(ACTIVATIONS))
+    layers = _require(meta, "layers", lambda v: isinstance(v, list), "a list")
+    for i, layer in enumerate(layers):
+        if not isinstance(layer, dict):
+            _fail(f"meta.layers[{i}] must be an object")
+        for field in ("n_head", "d_head", "d_mlp"):
+            _require(layer, field, lambda v: _is_int(v) and v >= 0, "a non-negative integer",
+                     f"meta.layers[{i}]")
+        if layer["n_head"] > 0 and layer["d_head"] == 0:
+            _fail(f"meta.layers[{i}] has {layer['n_head']} heads of width 0")
+    output = _require(meta, "output", lambda v: isinstance(v, dict), "an object")
+    encoding = _require(output, "encoding", lambda v: v in ENCODINGS, "one of " + "/".join(ENCODINGS),
+                        "meta.output")
+    if encoding == "categorical":
+        _require(output, "values", lambda v: isinstance(v, list) and v
+                 and all(x is None or _is_token(x) for x in v),
+                 "a non-empty list of values or nulls", "meta.output")
+    if "residual" in meta and not (isinstance(meta["residual"], list)
+                                   and all(isinstance(label, str) for label in meta["residual"])):
+        _fail("meta.residual must be a list of strings")
+    if "source" in meta and not isinstance(meta["source"], str):
+        _fail("meta.source must be a string")
+
+
+def _shape_hint(key: str) -> str:
+    if key.startswith("blocks."):
+        return f" (from meta.layers[{key.split('.')[1]}])"
+    return SHAPE_HINTS.get(key, "")
+
+
+def _check_arrays(model: Model) -> None:
+    params = model.params
+    for key, array in params.items():
+        if not isinstance(array, np.ndarray):
+            _fail(f"array {key!r} is a {type(array).__name__}, not a numpy array")
+        if array.dtype == object:
+            _fail(f"array {key!r} holds Python objects")
+        if array.dtype not in FLOAT_DTYPES:
+            _fail(f"array {key!r} has dtype {array.dtype}; expected float32 or float64")
+    if "wte" not in params:
+        _fail("missing array 'wte'")
+    if params["wte"].ndim != 2 or params["wte"].shape[1] == 0:
+        _fail(f"array 'wte' has shape {list(params['wte'].shape)}; expected [n_vocab, d_model >= 1]")
+    dtypes = {array.dtype for array in params.values()}
+    if len(dtypes) > 1:
+        _fail("arrays mix " + " and ".join(sorted(map(str, dtypes))) + "; use one float dtype")
+    shapes = expected_shapes(model)
+    for key in params:
+        if key not in shapes:
+            _fail(f"unknown array {key!r} (not in SPEC §2, or disagrees with meta.layers)")
+    for key, shape in shapes.items():
+        if key not in params:
+            _fail(f"missing array {key!r} (meta.layers / meta.output call for it)")
+        if params[key].shape != shape:
+            _fail(f"array {key!r} has shape {list(params[key].shape)}; expected {list(shape)}"
+                  + _shape_hint(key))
+        if not np.all(np.isfinite(params[key])):
+            _fail(f"array {key!r} holds NaN or infinity")
+    residual = model.meta.get("residual")
+    if residual is not None and len(residual) != model.d_model:
+        _fail(f"meta.residual labels {len(residual)} dimensions; d_model is {model.d_model}")
