@@ -52,6 +52,8 @@ def _read_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:
             arrays = {}
             for key in npz.files:
                 arrays[key] = npz[key]
+                if not isinstance(arrays[key], np.ndarray):  # NpzFile returns other members as bytes
+                    raise WeightsError(f"{path}: zip member {key!r} is not a .npy array")
             return arrays
     except ValueError as e:
         if "allow_pickle" in str(e):
