@@ -24,7 +24,7 @@ from .errors import InputError, RaspRuntimeError, RaspValueError
 from .infer import call_checked, describe, exact_mean
 
 Row = list  # list[bool]: which keys one query selects
-Memo = dict  # dict[ir.Fn | ir.Select, dict[tuple, Value]]: results per argument tuple
+Memo = dict  # dict[ir.Fn | ir.Select | ir.Aggregate, dict[tuple, Value]]: results per argument tuple
 
 
 @dataclass
@@ -129,7 +129,7 @@ def _step(node: ir.Node, env: dict, xs: list, causal: bool, memo: Memo, counter:
             counter.additions += sum(widths)
         return widths
     if isinstance(node, ir.Aggregate):
-        return _aggregate(node, env[node.selector], env[node.sop], xs, counter)
+        return _aggregate(node, env[node.selector], env[node.sop], xs, memo, counter)
     raise TypeError(f"the interpreter has no rule for {type(node).__name__}")
 
 
@@ -193,9 +193,12 @@ def _holds(node: ir.Select, key: ir.Value, query: ir.Value) -> bool:
         raise RaspValueError(f"select predicate {predicate} fails on key {key!r}, query {query!r}: {failure}", loc) from None
 
 
-def _aggregate(node: ir.Aggregate, rows: list[Row], values: list, xs: list, counter: OpCounter | None) -> list:
+def _aggregate(
+    node: ir.Aggregate, rows: list[Row], values: list, xs: list, memo: Memo, counter: OpCounter | None
+) -> list:
     """At each query, the mean (numerical) or the common value (categorical) of the selected keys."""
     numerical = node.encoding == ir.NUMERICAL
+    means = memo.setdefault(node, {})  # exact means are slow: one per tuple of selected values
     default = 0 if numerical and node.default is None else node.default
     out = []
     for q, row in enumerate(rows):
@@ -205,7 +208,11 @@ def _aggregate(node: ir.Aggregate, rows: list[Row], values: list, xs: list, coun
         if not selected:
             out.append(default)
         elif numerical:
-            out.append(exact_mean(selected))
+            key = tuple(selected)
+            mean = means.get(key)
+            if mean is None:
+                mean = means[key] = exact_mean(selected)
+            out.append(mean)
         else:
             first = selected[0]
             if any(value != first for value in selected):
