@@ -1,0 +1,34 @@
+"""The front end's public entry points: `.rasp` text or file -> checked `ir.Program`.
+
+parse (text -> AST) -> lower (AST -> IR, names and kinds checked) -> infer (value sets, every
+lambda tried on every value it can meet). Every problem is a located `RaspError`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import infer, ir
+from .errors import InputError
+from .lower import lower
+from .parse import parse
+
+
+def parse_program(text: str, filename: str = "<program>") -> ir.Program:
+    """The checked program that `text` spells; a RaspError subclass (with `loc`) if it is wrong."""
+    program = lower(parse(text), text, filename)
+    infer.infer_value_sets(program)
+    return program
+
+
+def load_program(path: str | Path) -> ir.Program:
+    """`parse_program` of a UTF-8 file; InputError (one line) if the file cannot be read."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 text (bad byte at offset {error.start})") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the file ({error.strerror or error})") from None
+    return parse_program(text, str(path))

@@ -1,0 +1,146 @@
+"""The evaluator of lambda bodies: scalar expressions over a lambda's parameters (SPEC §1, BODY).
+
+A body may hold literals, the lambda's parameters, names of scalar constants, `+ - * / // %`,
+unary `-`, comparisons, `and or not`, `A if C else B` and calls of `min max abs round int float`.
+Values follow Python's semantics (str, int, float, bool). The AST is walked directly: no `eval`,
+no attribute access (the grammar has no `.`), no other builtins.
+
+Results are kept small, so that a lambda cannot exhaust memory or time: string repetition and
+`%`-formatting are refused, strings are capped at MAX_STR characters, integers at MAX_INT in
+magnitude, and floats must be finite. A failure raises `LambdaFailure` (or Python's own
+ZeroDivisionError, TypeError, ...) with a short message; `infer.call_checked` turns it into a
+located error naming the lambda and the values.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Callable
+
+from . import ast, ir
+from .errors import RaspTypeError
+
+MAX_INT = 10**18
+"""The largest integer magnitude a lambda (or a literal) may produce."""
+
+MAX_STR = 10_000
+"""The longest string a lambda may produce."""
+
+FUNCTIONS: dict[str, tuple[Callable, int, int | None]] = {
+    # name: (function, fewest arguments, most arguments or None for any number)
+    "min": (min, 2, None),
+    "max": (max, 2, None),
+    "abs": (abs, 1, 1),
+    "round": (round, 1, 2),
+    "int": (int, 1, 1),
+    "float": (float, 1, 1),
+}
+
+OPERATORS: dict[str, Callable] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+class LambdaFailure(Exception):
+    """A lambda refused to compute a value (a result too large, a forbidden operation)."""
+
+
+def bounded(value: ir.Value) -> ir.Value:
+    """`value`, if it is within the limits above; LambdaFailure otherwise."""
+    if isinstance(value, str) and len(value) > MAX_STR:
+        raise LambdaFailure(f"string result longer than {MAX_STR:,} characters")
+    if isinstance(value, int) and abs(value) > MAX_INT:
+        raise LambdaFailure("integer result larger than 10**18 in magnitude")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise LambdaFailure(f"result {value} is not a finite number")
+    return value
+
+
+def unary(op: str, value: ir.Value) -> ir.Value:
+    """`-value` or `not value`."""
+    if op == "not":
+        return not value
+    return bounded(-value)
+
+
+def binary(op: str, left: ir.Value, right: ir.Value) -> ir.Value:
+    """`left op right` on two values (`and`/`or` as Python's, on already computed operands)."""
+    if op == "and":
+        return right if left else left
+    if op == "or":
+        return left if left else right
+    if op == "*" and (isinstance(left, str) or isinstance(right, str)):
+        raise LambdaFailure("string repetition is not allowed")
+    if op == "%" and isinstance(left, str):
+        raise LambdaFailure("string formatting is not allowed")
+    return bounded(OPERATORS[op](left, right))
+
+
+def evaluate(expr: ast.Expr, env: dict[str, ir.Value]) -> ir.Value:
+    """The value of a checked lambda body, its names taken from `env`."""
+    if isinstance(expr, ast.Literal):
+        return expr.value
+    if isinstance(expr, ast.Name):
+        return env[expr.name]
+    if isinstance(expr, ast.Unary):
+        return unary(expr.op, evaluate(expr.operand, env))
+    if isinstance(expr, ast.Binary):
+        left = evaluate(expr.left, env)
+        if expr.op == "and" and not left or expr.op == "or" and left:
+            return left  # short-circuit, as in Python: `x != 0 and 1 / x > 2` is safe
+        return binary(expr.op, left, evaluate(expr.right, env))
+    if isinstance(expr, ast.Ternary):
+        branch = expr.then if evaluate(expr.cond, env) else expr.orelse
+        return evaluate(branch, env)
+    if isinstance(expr, ast.Call):
+        function = FUNCTIONS[expr.func][0]
+        return bounded(function(*(evaluate(arg, env) for arg in expr.args)))
+    raise TypeError(f"not a lambda body expression: {type(expr).__name__}")
+
+
+def make_fn(lam: ast.Lambda, resolve: Callable[[ast.Name], ir.Value]) -> ir.Fn:
+    """Check `lam`'s body and build its `ir.Fn`.
+
+    Names other than the parameters are looked up once, now, with `resolve` (which returns a
+    scalar constant or raises a located RaspError): the Fn closes over their values.
+    """
+    params = [p.name for p in lam.params]
+    constants: dict[str, ir.Value] = {}
+    for node in ast.walk(lam.body):
+        if isinstance(node, ast.Name) and node.name not in params:
+            constants[node.name] = resolve(node)
+        elif isinstance(node, ast.Call):
+            _check_call(node)
+        elif isinstance(node, (ast.Lambda, ast.Keyword, ast.CompareOp)):
+            raise RaspTypeError(f"{_FORBIDDEN[type(node)]} is not allowed inside a lambda body", node.loc)
+
+    def call(*args: ir.Value) -> ir.Value:
+        return evaluate(lam.body, {**constants, **dict(zip(params, args))})
+
+    return ir.Fn(call, lam.text, lam.loc)
+
+
+_FORBIDDEN = {ast.Lambda: "a lambda", ast.Keyword: "a keyword argument", ast.CompareOp: "a bare comparison operator"}
+
+
+def _check_call(call: ast.Call) -> None:
+    if call.func not in FUNCTIONS:
+        allowed = ", ".join(FUNCTIONS)
+        raise RaspTypeError(f"a lambda can call only {allowed}; '{call.func}' is not one of them", call.loc)
+    _, fewest, most = FUNCTIONS[call.func]
+    count = len(call.args)
+    if count < fewest or (most is not None and count > most):
+        wanted = f"{fewest}" if fewest == most else f"{fewest} or more" if most is None else f"{fewest} to {most}"
+        raise RaspTypeError(f"{call.func} takes {wanted} arguments, got {count}", call.loc)

@@ -1,0 +1,269 @@
+"""Text -> AST: the Lark parser (grammar.lark, LALR) and a Transformer building ast.py nodes.
+
+Lark's errors are caught here and re-raised as `RaspSyntaxError` with a location inside the text
+and an "expected one of ..." message in human words. No `lark.Tree` leaves this module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from lark import Lark, Token, Transformer_NonRecursive, UnexpectedInput, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
+from lark.lexer import PatternStr
+
+from . import ast
+from .errors import Loc, RaspSyntaxError
+from .lambda_eval import MAX_INT
+
+MAX_DEPTH = 100
+"""The deepest nesting of expressions accepted; later stages recurse over the tree."""
+
+
+class _PostLexer:
+    """Drops newlines inside parentheses and vocab braces (so calls may span lines), and
+    refuses keywords where a name stands (the contextual lexer lexes them as names there)."""
+
+    always_accept = ("_NL",)
+
+    def __init__(self, keywords: frozenset[str]):
+        self.keywords = keywords
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        open_brackets: list[bool] = []  # per open bracket: are newlines dropped inside it?
+        previous = None
+        for token in stream:
+            if token.type == "NAME" and token.value in self.keywords:
+                raise RaspSyntaxError(f"'{token.value}' is a keyword and cannot be used as a name", _loc(token))
+            if token.type in ("LPAR", "LBRACE"):
+                open_brackets.append(token.type == "LPAR" or previous == "VOCAB")
+            elif token.type in ("RPAR", "RBRACE") and open_brackets:
+                open_brackets.pop()
+            elif token.type == "_NL" and open_brackets and open_brackets[-1]:
+                continue
+            previous = token.type
+            yield token
+
+
+def _make_parser() -> Lark:
+    grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
+    name = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    plain = Lark(grammar, parser="lalr")
+    keywords = frozenset(
+        t.pattern.value for t in plain.terminals if isinstance(t.pattern, PatternStr) and name.fullmatch(t.pattern.value)
+    )
+    return Lark(grammar, parser="lalr", lexer="contextual", postlex=_PostLexer(keywords), propagate_positions=True)
+
+
+_PARSER = _make_parser()
+
+_TOKEN_NAMES = {
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "COMP_OP": "a comparison operator",
+    "_NL": "a newline",
+    "$END": "the end of the program",
+}
+
+_UNEXPECTED_NAMES = {"_NL": "end of line", "$END": "end of the program"}
+
+
+def parse(text: str) -> ast.Module:
+    """The AST of a program's text; RaspSyntaxError (located inside `text`) if it is malformed."""
+    try:
+        tree = _PARSER.parse(text)
+        module = _ToAst(text).transform(tree)
+    except UnexpectedInput as error:
+        raise _syntax_error(error, text) from None
+    except VisitError as error:
+        raise error.orig_exc from None
+    except RaspSyntaxError as error:
+        error.loc = clamp(error.loc, text)
+        raise
+    _check_depth(module)
+    return module
+
+
+def clamp(loc: Loc, text: str) -> Loc:
+    """`loc` moved inside `text` (Lark places the end of input past a final newline)."""
+    lines = text.split("\n")
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    if loc.line > len(lines):
+        return Loc(len(lines), len(lines[-1]) + 1)
+    line = max(loc.line, 1)
+    return Loc(line, min(max(loc.col, 1), len(lines[line - 1]) + 1))
+
+
+def _loc(token: Token) -> Loc:
+    return Loc(token.line, token.column)
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _TOKEN_NAMES:
+        return _TOKEN_NAMES[name]
+    pattern = _PARSER.get_terminal(name).pattern
+    return f"'{pattern.value}'" if isinstance(pattern, PatternStr) else name.lower()
+
+
+def _describe_token(token: Token) -> str:
+    if token.type in _UNEXPECTED_NAMES:
+        return _UNEXPECTED_NAMES[token.type]
+    if token.type == "NAME":
+        return f"name '{token.value}'"
+    if token.type in ("NUMBER", "STRING"):
+        return f"{token.type.lower()} {token.value}"
+    return f"'{token.value}'"
+
+
+def _expected(names: set[str]) -> str:
+    described = sorted({_describe_terminal(n) for n in names}, key=lambda d: (d.startswith("'"), d))
+    if len(described) == 1:
+        return f"expected {described[0]}"
+    return "expected one of " + ", ".join(described)
+
+
+def _syntax_error(error: UnexpectedInput, text: str) -> RaspSyntaxError:
+    line, col = error.line, error.column
+    if isinstance(error, UnexpectedCharacters):
+        char = text[error.pos_in_stream]
+        if char in "\"'":
+            message = "unterminated string (a string ends with its opening quote, on the same line)"
+        else:
+            message = f"unexpected character {char!r}"
+    elif isinstance(error, UnexpectedToken):
+        message = f"unexpected {_describe_token(error.token)}; {_expected(error.accepts or error.expected)}"
+    else:  # UnexpectedEOF (not raised by LALR, but part of UnexpectedInput)
+        message = "unexpected end of the program"
+    return RaspSyntaxError(message, clamp(Loc(line or 1, col or 1), text))
+
+
+def _check_depth(module: ast.Module) -> None:
+    stack = [(module, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise RaspSyntaxError(f"expression nested too deeply (more than {MAX_DEPTH} levels)", node.loc)
+        stack.extend((child, depth + 1) for child in ast.children(node))
+
+
+@dataclass
+class _Return:
+    """`return EXPR` inside a def; folded into `ast.Def.result` (it is no statement of its own)."""
+
+    value: ast.Expr
+    loc: Loc
+
+
+def _number(token: Token, negative: bool = False) -> ast.Literal:
+    digits = token.value
+    if len(digits.split(".")[0]) > 19 or float(digits) > MAX_INT:
+        raise RaspSyntaxError("number too large (the limit is 10**18)", _loc(token))
+    value = float(digits) if "." in digits else int(digits)
+    return ast.Literal(-value if negative else value, _loc(token))
+
+
+@v_args(inline=True)
+class _ToAst(Transformer_NonRecursive):
+    """Lark tree -> ast.py nodes. One instance per parse (it keeps the text, for lambda texts)."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+    def __default__(self, data, children, meta):
+        raise NotImplementedError(f"no AST rule for grammar rule {data!r}")
+
+    def start(self, *statements):
+        return ast.Module(list(statements))
+
+    def assign(self, name, value):
+        return ast.Assign(name.value, value, _loc(name))
+
+    @v_args(meta=True, inline=False)
+    def def_(self, meta, children):
+        name, *rest = children
+        params = [ast.Name(t.value, _loc(t)) for t in rest if isinstance(t, Token)]
+        body = [s for s in rest if not isinstance(s, Token)]
+        returns = [i for i, s in enumerate(body) if isinstance(s, _Return)]
+        if not returns:
+            closing = Loc(meta.end_line, meta.end_column - 1)
+            raise RaspSyntaxError(f"the body of '{name}' must end with 'return EXPR'", closing)
+        if returns[0] != len(body) - 1:
+            raise RaspSyntaxError(f"'return' must be the last statement of '{name}'", body[returns[0] + 1].loc)
+        return ast.Def(name.value, params, body[:-1], body[-1].value, _loc(name))
+
+    def return_(self, keyword, value):
+        return _Return(value, _loc(keyword))
+
+    def vocab(self, keyword, *items):
+        return ast.Vocab([self._vocab_item(item) for item in items], _loc(keyword))
+
+    @staticmethod
+    def _vocab_item(item):
+        if isinstance(item, ast.Literal):
+            return item
+        return ast.Literal(item.value[1:-1] if item.type == "STRING" else item.value, _loc(item))
+
+    def max_len(self, keyword, value):
+        return ast.MaxLen(value, _loc(keyword))
+
+    def causal(self, keyword):
+        return ast.Causal(_loc(keyword))
+
+    def output(self, keyword, value):
+        return ast.Output(value, _loc(keyword))
+
+    def signed_number(self, *tokens):
+        return _number(tokens[-1], negative=len(tokens) == 2)
+
+    def ternary(self, then, keyword, cond, orelse):
+        return ast.Ternary(then, cond, orelse, _loc(keyword))
+
+    def binary(self, left, op, right):
+        return ast.Binary(op.value, left, right, _loc(op))
+
+    def compare(self, left, op, right, *more):
+        if more:
+            raise RaspSyntaxError(
+                f"chained comparisons are not supported; write 'a {op} b and b {more[0]} c'", _loc(more[0])
+            )
+        return ast.Binary(op.value, left, right, _loc(op))
+
+    def unary(self, op, operand):
+        return ast.Unary(op.value, operand, _loc(op))
+
+    def name(self, token):
+        return ast.Name(token.value, _loc(token))
+
+    def number(self, token):
+        return _number(token)
+
+    def string(self, token):
+        return ast.Literal(token.value[1:-1], _loc(token))
+
+    def true(self, token):
+        return ast.Literal(True, _loc(token))
+
+    def false(self, token):
+        return ast.Literal(False, _loc(token))
+
+    def call(self, name, *args):
+        return ast.Call(name.value, list(args), _loc(name))
+
+    def keyword(self, name, value):
+        return ast.Keyword(name.value, value, _loc(name))
+
+    def compare_op(self, token):
+        return ast.CompareOp(token.value, _loc(token))
+
+    @v_args(meta=True, inline=False)
+    def lambda_(self, meta, children):
+        keyword, *params, body = children
+        written = self.text[meta.start_pos : meta.end_pos]
+        text = re.sub(r"\s*\n\s*", " ", written)  # a lambda spread over lines reads as one
+        return ast.Lambda([ast.Name(t.value, _loc(t)) for t in params], body, text, _loc(keyword))
