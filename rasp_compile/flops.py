@@ -24,7 +24,8 @@ FLOP conventions (one forward pass, one sequence):
 Whole sequence: every one of the n positions. Last position alone: what a KV cache pays for it:
 its embedding, its q/k/v row, one row of scores over the n keys (scaled, and masked when causal,
 as the forward pass adds that mask row), one softmax row, one weighted sum, and its own
-projections, MLP, residual adds and read-out."""
+projections, MLP, residual adds and read-out. (For a non-causal model there is no such cache,
+since earlier positions see later tokens: last-only is then just the last row's share.)"""
 
 COMPONENTS = (
     "embedding", "qkv projection", "scores", "scale and mask", "softmax", "weighted sum",

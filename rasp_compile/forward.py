@@ -50,13 +50,13 @@ def causal_mask(n, dtype):  # -> [n, n]: 0 on and below the diagonal, -inf above
     return np.triu(np.full((n, n), -np.inf, dtype=dtype), k=1)
 
 
-def attention_pattern(q, k, mask=None):  # [batch, head, n_q, D], [batch, head, n_k, D] -> [batch, head, n_q, n_k]
+def attention_pattern(q, k, mask=None):  # [batch, head, n_q, D], [.., n_k, D] -> [batch, head, n_q, n_k]
     # The diagonal is never masked, so every row keeps a finite max and the softmax is defined.
     scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
     return softmax(scores if mask is None else scores + mask)
 
 
-def attention(q, k, v, mask=None):  # [batch, head, n_q, D] x2, [batch, head, n_k, D] -> [batch, head, n_q, D]
+def attention(q, k, v, mask=None):  # [batch, head, n_q, D], k and v [.., n_k, D] -> [batch, head, n_q, D]
     return attention_pattern(q, k, mask) @ v
 
 
@@ -89,7 +89,7 @@ def transformer_block(x, mlp=None, attn=None, *, n_head, causal, act):  # [batch
     return x
 
 
-def gpt(ids, wte, wpe, blocks, unembed, unembed_b=None, *, n_heads, causal, act):  # [batch, n] -> [batch, n, n_out]
+def gpt(ids, wte, wpe, blocks, unembed, unembed_b=None, *, n_heads, causal, act):  # [batch, n] -> [.., n_out]
     x = wte[ids] + wpe[: ids.shape[1]]  # [batch, n, d_model]
     for block, n_head in zip(blocks, n_heads):
         x = transformer_block(x, **block, n_head=n_head, causal=causal, act=act)
@@ -215,7 +215,8 @@ def complete(model: Model, tokens: list[Value], steps: int = 10) -> list[Value]:
     """The continuation of `tokens` by `steps` predicted tokens, each predicted from the last
     position of at most the last max_len tokens."""
     if not can_complete(model):
-        raise InputError("this model does not complete sequences (not causal, or its outputs are not its tokens)")
+        raise InputError("this model does not complete sequences "
+                         "(not causal, or its outputs are not tokens of its vocab)")
     if not tokens:
         raise InputError("nothing to complete: the input is empty")
     sequence = list(tokens)

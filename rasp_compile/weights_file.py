@@ -68,7 +68,8 @@ def _parse_meta(path: str | os.PathLike, meta: np.ndarray | None) -> dict:
     if meta is None:
         raise WeightsError(f"{path}: no 'meta' entry; not a rasp-compile weights file")
     if meta.shape != () or meta.dtype.kind != "U":
-        raise WeightsError(f"{path}: 'meta' must be a 0-d unicode string, got {meta.dtype} {list(meta.shape)}")
+        raise WeightsError(f"{path}: 'meta' must be a 0-d unicode string, "
+                           f"got {meta.dtype} {list(meta.shape)}")
     try:
         parsed = json.loads(str(meta))
     except json.JSONDecodeError as e:
