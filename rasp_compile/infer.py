@@ -28,12 +28,19 @@ def is_number(value: object) -> bool:
 
 
 def exact_mean(values: list[ir.Value]) -> float:
-    """The mean as the nearest float to the exact rational mean.
+    """The exact rational mean, as a canonical float (`ir.canonical`).
 
     The interpreter and the inference both use this, so a mean computed on an input is always
     bit-for-bit a member of the inferred value set.
     """
-    return float(sum(Fraction(v) for v in values) / len(values))
+    return _canonical_fraction(sum(Fraction(v) for v in values) / len(values))
+
+
+def _canonical_fraction(value: Fraction) -> float:
+    """`ir.canonical(float(value))`, without the search when the denominator is already small."""
+    if value.denominator <= ir.SNAP_DENOMINATOR:
+        return float(value)
+    return ir.canonical(float(value))
 
 
 def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[float]:
@@ -48,7 +55,7 @@ def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[floa
     means: set[float] = set()
     for count in range(1, max_count + 1):
         sums = {s + v for s in sums for v in exact}
-        means.update(float(s / count) for s in sums)
+        means.update(_canonical_fraction(s / count) for s in sums)
         if len(means) > MAX_VALUES:
             raise RaspValueError(
                 f"the numerical mean {describe(where)} can take more than {MAX_VALUES:,} values; "

@@ -16,6 +16,8 @@ Values are Python scalars: `str`, `int`, `float` or `bool`; `None` is RASP's "no
 from __future__ import annotations
 
 import dataclasses
+import math
+from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
 
@@ -42,7 +44,28 @@ class Fn:
     loc: Loc | None = None
 
     def __call__(self, *args: Value) -> Value:
-        return self.call(*args)
+        return canonical(self.call(*args))
+
+
+SNAP_DENOMINATOR = 10**6
+SNAP_TOLERANCE = 1e-12
+
+
+def canonical(value: Value) -> Value:
+    """A float within 1e-12 (relative) of a fraction p/q with q <= 10**6 becomes that fraction's
+    float; every other value stays as it is.
+
+    Float arithmetic makes one number many (`0.1 + 0.2`, a mean of means reached two ways):
+    snapping every computed float to the simple fraction it stands for keeps one value per
+    number, in the interpreter and in value sets alike. Two such fractions are at least 1e-12
+    apart, so the snap is unambiguous.
+    """
+    if isinstance(value, float) and math.isfinite(value):
+        exact = Fraction(value)
+        snapped = exact.limit_denominator(SNAP_DENOMINATOR)
+        if abs(snapped - exact) <= SNAP_TOLERANCE * max(1.0, abs(value)):
+            return float(snapped)
+    return value
 
 
 def as_fn(f: Fn | Callable[..., Value]) -> Fn:

@@ -1,0 +1,170 @@
+"""assemble: heads and MLP slices -> the arrays and `meta` of SPEC §2.
+
+Heads of one block share d_head (the widest q/k or v among them; narrower heads are padded
+with zero columns) and are laid side by side in c_attn as [q heads | k heads | v heads]. The
+1/sqrt(d_head) of the forward pass is undone by scaling q by sqrt(d_head).
+
+BOS. Every head makes the BOS query read only BOS (qk.py), so BOS's residual is the same for
+every input and we track it here, block by block, as `x_bos`. A head states what its q, k and v
+must be at BOS; we add to the `bos` row of each projection the difference between that and
+what the rest of the weights give at x_bos. The `bos` dimension is 1 at BOS and 0 elsewhere,
+so this changes nothing at any other position. QED.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .. import ir
+from ..model import FORMAT, Model
+from .graph import Attend, Embed, Graph, NumericMLP, TableMLP, LinearMLP, dim_label
+from .layout import BOS, Layout
+from .pieces import Head, MLP, stack_mlps
+from .schedule import Block
+from .categorical_attn import categorical_head
+from .numerical_attn import numerical_head
+from .selector_width import width_head
+from .table_mlp import table_mlp
+from .numeric_mlp import linear_mlp, numeric_mlp
+from .embed import embeddings
+
+BOS_TOKEN = "BOS"
+
+
+def build_head(op: Attend, layout: Layout, max_len: int) -> Head:
+    builders = {"categorical": categorical_head, "numerical": numerical_head, "width": width_head}
+    return builders[op.kind](op, layout, max_len)
+
+
+def build_mlp(op, layout: Layout) -> MLP:
+    if isinstance(op, TableMLP):
+        return table_mlp(op, layout)
+    if isinstance(op, NumericMLP):
+        return numeric_mlp(op, layout)
+    if isinstance(op, LinearMLP):
+        return linear_mlp(op, layout)
+    raise TypeError(f"no MLP rule for {type(op).__name__}")
+
+
+def _compensate(w: np.ndarray, b: np.ndarray, x_bos: np.ndarray, wanted: np.ndarray, bos_row: int) -> None:
+    """Make x_bos @ w + b == wanted by adjusting w's bos row (in place)."""
+    w[bos_row] += wanted - (x_bos @ w + b)
+
+
+def _attention_arrays(heads: list[Head], layout: Layout, x_bos: np.ndarray) -> tuple[dict, np.ndarray]:
+    """c_attn / c_proj arrays for the heads, and what the block's attention adds at BOS."""
+    d_head = max(max(h.d_qk, h.d_v) for h in heads)
+    scale = np.sqrt(d_head)
+    n = len(heads)
+    w_attn = np.zeros((layout.d_model, 3 * n * d_head))
+    b_attn = np.zeros(3 * n * d_head)
+    w_proj = np.zeros((n * d_head, layout.d_model))
+    bos_out = np.zeros(layout.d_model)
+    bos_row = layout[BOS]
+    for i, head in enumerate(heads):
+        parts = [
+            (head.w_q * scale, head.b_q * scale, head.q_bos * scale),
+            (head.w_k, head.b_k, head.k_bos),
+            (head.w_v, head.b_v, head.v_bos),
+        ]
+        for j, (w, b, wanted) in enumerate(parts):
+            w = w.copy()
+            _compensate(w, b, x_bos, wanted, bos_row)
+            start = j * n * d_head + i * d_head
+            w_attn[:, start : start + w.shape[1]] = w
+            b_attn[start : start + w.shape[1]] = b
+        w_proj[i * d_head : i * d_head + head.d_v] = head.w_o
+        bos_out += head.v_bos @ head.w_o  # BOS reads only itself: its output is its value
+    arrays = {"c_attn.w": w_attn, "c_attn.b": b_attn, "c_proj.w": w_proj, "c_proj.b": np.zeros(layout.d_model)}
+    return {"n_head": n, "d_head": d_head, "arrays": arrays}, bos_out
+
+
+def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Layout, dtype=np.float32) -> Model:
+    program = graph.program
+    n = program.max_len
+    wte, wpe = embeddings(embeds, layout, program.vocab, n)
+    params: dict[str, np.ndarray] = {"wte": wte, "wpe": wpe}
+    x_bos = wte[len(program.vocab)] + wpe[0]
+    layers = []
+    for i, block in enumerate(blocks):
+        layer = {"n_head": 0, "d_head": 0, "d_mlp": 0}
+        if block.heads:
+            heads = [build_head(op, layout, n) for op in block.heads]
+            attention, bos_out = _attention_arrays(heads, layout, x_bos)
+            layer.update(n_head=attention["n_head"], d_head=attention["d_head"])
+            params.update({f"blocks.{i}.attn.{k}": v for k, v in attention["arrays"].items()})
+            x_bos = x_bos + bos_out
+        mlp = stack_mlps([build_mlp(op, layout) for op in block.mlps], layout.d_model)
+        if mlp.b_in.shape[0] or mlp.b_out.any():
+            mlp = _at_least_one_unit(mlp)
+            layer["d_mlp"] = mlp.b_in.shape[0]
+            params.update(
+                {
+                    f"blocks.{i}.mlp.c_fc.w": mlp.w_in,
+                    f"blocks.{i}.mlp.c_fc.b": mlp.b_in,
+                    f"blocks.{i}.mlp.c_proj.w": mlp.w_out,
+                    f"blocks.{i}.mlp.c_proj.b": mlp.b_out,
+                }
+            )
+            x_bos = x_bos + np.maximum(x_bos @ mlp.w_in + mlp.b_in, 0) @ mlp.w_out + mlp.b_out
+        layers.append(layer)
+    unembed, unembed_b, output_values = _readout(graph.output, layout)
+    params["unembed"] = unembed
+    if unembed_b is not None:
+        params["unembed_b"] = unembed_b
+    meta = {
+        "format": FORMAT,
+        "vocab": [_json_value(v) for v in program.vocab] + [_bos_marker(program.vocab)],
+        "bos_id": len(program.vocab),
+        "max_len": n,
+        "causal": program.causal,
+        "activation": "relu",
+        "layers": layers,
+        "output": {"name": program.output_name, "encoding": graph.output.encoding, "values": output_values},
+        "source": program.source or "",
+        "residual": list(layout.labels),
+    }
+    return Model(meta, {k: np.ascontiguousarray(v, dtype=dtype) for k, v in params.items()})
+
+
+def _at_least_one_unit(mlp: MLP) -> MLP:
+    """SPEC §2 has no MLP of width 0; one whose only effect is its output bias (a constant map)
+    gets one idle hidden unit, relu(0) = 0."""
+    if mlp.b_in.shape[0]:
+        return mlp
+    d_model = mlp.w_in.shape[0]
+    return MLP(np.zeros((d_model, 1)), np.zeros(1), np.zeros((1, d_model)), mlp.b_out)
+
+
+def _readout(out, layout: Layout):
+    """unembed [d_model, n_out], unembed_b or None, and what each column means."""
+    dims = layout.dims(out)
+    if out.encoding == ir.NUMERICAL:
+        unembed = np.zeros((layout.d_model, 1))
+        unembed[dims[0], 0] = 1.0
+        return unembed, None, None
+    values = [_json_value(v) for v in out.values]
+    n_out = len(values) + out.may_be_none
+    unembed = np.zeros((layout.d_model, n_out))
+    for j, dim in enumerate(dims):
+        unembed[dim, j] = 1.0
+    if not out.may_be_none:
+        return unembed, None, values
+    # none: every value column reads ~0, so a constant 1/2 in its own column wins the argmax.
+    unembed_b = np.zeros(n_out)
+    unembed_b[-1] = 0.5
+    return unembed, unembed_b, values + [None]
+
+
+def _json_value(value):
+    """A value as JSON holds it (numpy scalars and the like become plain Python)."""
+    return json.loads(json.dumps(value))
+
+
+def _bos_marker(vocab: tuple) -> str:
+    marker = BOS_TOKEN
+    while marker in vocab:
+        marker = f"<{marker}>"
+    return marker

@@ -1,0 +1,57 @@
+"""layout: name every residual dimension.
+
+`bos` comes first (1 at the BOS position only, written by the embedding, never by a layer), then
+each variable's dimensions in the order the graph computes them: `label:value` per value of a
+categorical variable, `label` for a numerical one. `meta.residual` is this list, so every weight
+prints with labels and a bug that swaps two columns is visible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import ir
+from .graph import Graph, Var, dim_label
+
+BOS = "bos"
+
+
+@dataclass(frozen=True)
+class Layout:
+    labels: tuple[str, ...]
+
+    def __post_init__(self):
+        object.__setattr__(self, "_index", {label: i for i, label in enumerate(self.labels)})
+
+    @property
+    def d_model(self) -> int:
+        return len(self.labels)
+
+    def __getitem__(self, label: str) -> int:
+        return self._index[label]
+
+    def dims(self, var: Var) -> list[int]:
+        """The dimensions of `var`: one per value (categorical) or one (numerical)."""
+        if var.encoding == ir.NUMERICAL:
+            return [self[var.label]]
+        return [self[dim_label(var.label, v)] for v in var.values]
+
+    def vector(self, coordinates: dict[str, float]):
+        """A d_model vector from {dimension label: value}."""
+        out = np.zeros(self.d_model)
+        for label, value in coordinates.items():
+            out[self[label]] += value
+        return out
+
+
+def lay_out(graph: Graph) -> Layout:
+    labels = [BOS]
+    for op in graph.ops:
+        var = op.out
+        if var.encoding == ir.NUMERICAL:
+            labels.append(var.label)
+        else:
+            labels.extend(dim_label(var.label, v) for v in var.values)
+    return Layout(tuple(labels))

@@ -1,0 +1,33 @@
+"""numerical_attn: a numerical aggregate (the mean of any finite set of numbers) as one head.
+
+Scores as in categorical_attn: the selected keys share the top score m S, so softmax gives each
+exactly 1/w of the weight and the head reads their mean; BOS (m - 1/2) S wins when none is
+selected and carries the default (tracr accepts only 0/1 values and no default).
+
+Margin: the weight off the selected keys, at most (n + 1) exp(-S/2), moves the mean by at most
+that times the spread of the values (default included). A step MLP downstream needs the mean
+within STEP_WINDOW of the smallest gap between the means it can take, so
+S = 2 ln((n + 1) / leak) with leak = min(CATEGORICAL_LEAK, STEP_WINDOW * gap / spread).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import Attend
+from .layout import Layout
+from .margins import CATEGORICAL_LEAK, STEP_WINDOW, needed_gap, smallest_gap, spread
+from .pieces import Head
+from .qk import score_weights
+
+
+def numerical_head(op: Attend, layout: Layout, max_len: int) -> Head:
+    leak = min(CATEGORICAL_LEAK, STEP_WINDOW * smallest_gap(op.out.values) / spread(op.value.values + (op.default,)))
+    sharpness = 2 * needed_gap(max_len + 1, leak)
+    m = len(op.selector.terms)
+    qk = score_weights(op.selector, layout, sharpness, (m - 0.5) * sharpness, sharpness)
+    w_v = np.zeros((layout.d_model, 1))
+    w_v[layout.dims(op.value)[0], 0] = 1.0
+    w_o = np.zeros((1, layout.d_model))
+    w_o[0, layout.dims(op.out)[0]] = 1.0
+    return Head(qk.w_q, qk.b_q, qk.w_k, qk.b_k, w_v, np.zeros(1), w_o, qk.q_bos, qk.k_bos, np.array([float(op.default)]))

@@ -1,0 +1,52 @@
+"""schedule: place every operation in the earliest sub-layer its inputs allow.
+
+Sub-layers are numbered 0, 1, 2, ...: even ones are attention, odd ones MLP, and block i holds
+sub-layers 2i (attention) and 2i + 1 (MLP). Embeddings are ready before sub-layer 0. An
+operation goes to the first sub-layer of its kind after every sub-layer writing its inputs, so
+independent aggregates share one multi-head attention and independent MLPs sit side by side.
+The schedule is as short as the longest chain of dependencies allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .graph import Attend, Embed, Graph, Op, op_inputs
+
+
+@dataclass
+class Block:
+    heads: list[Attend] = field(default_factory=list)
+    mlps: list[Op] = field(default_factory=list)
+
+
+def sublayer_of(graph: Graph) -> dict[Op, int]:
+    """The sub-layer index of every op (-1 for embeddings)."""
+    ready: dict = {}  # Var -> sub-layer after which it is in the residual stream
+    slot: dict[Op, int] = {}
+    for op in graph.ops:
+        if isinstance(op, Embed):
+            slot[op] = -1
+        else:
+            earliest = max((ready[v] for v in op_inputs(op)), default=-1) + 1
+            wanted_parity = 0 if isinstance(op, Attend) else 1
+            slot[op] = earliest if earliest % 2 == wanted_parity else earliest + 1
+        ready[op.out] = slot[op]
+    return slot
+
+
+def schedule(graph: Graph) -> tuple[list[Embed], list[Block]]:
+    """The embedding ops, and the blocks with their heads and MLPs in graph order."""
+    slots = sublayer_of(graph)
+    n_blocks = (max(slots.values(), default=-1) + 2) // 2
+    blocks = [Block() for _ in range(n_blocks)]
+    embeds = []
+    for op in graph.ops:
+        s = slots[op]
+        if s < 0:
+            embeds.append(op)
+        elif s % 2 == 0:
+            blocks[s // 2].heads.append(op)
+        else:
+            blocks[s // 2].mlps.append(op)
+    return embeds, blocks

@@ -1,0 +1,114 @@
+"""Selectors -> what one attention head can score: a conjunction of predicate tables.
+
+A `Term` is a table M[key value, query value] -> bool over two categorical variables (none
+included where a variable may be none). A `SelectorSpec` is the AND of its terms. One head
+scores a spec by adding S * M_t over its terms (see qk.py): a key is selected exactly when it
+reaches the full score m * S, so `and` costs nothing but head width.
+
+`not` of one term complements its table; `or` of two terms over the same variables ORs the
+tables. Anything else (`or` across different keys or queries, `not` of a conjunction over
+different variables) cannot be written as a sum that peaks exactly on the selected keys, so the
+variables involved are first combined into joint (tuple-valued) variables by one TableMLP each
+(hidden units: the product of the parts' domain sizes), and the whole selector becomes a single
+table over the joints. That is the documented price of selector combinations tracr rejects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+from typing import TYPE_CHECKING, Callable
+
+from .. import ir
+
+if TYPE_CHECKING:
+    from .graph import Var, _Builder
+
+
+@dataclass(frozen=True, eq=False)
+class Term:
+    keys: Var
+    queries: Var
+    table: dict  # (key value, query value) -> bool, over keys.domain x queries.domain
+
+
+@dataclass(frozen=True, eq=False)
+class SelectorSpec:
+    terms: tuple[Term, ...]
+
+    def reads(self) -> tuple[Var, ...]:
+        """The variables the head reads, each once, in a stable order."""
+        seen: dict = {}
+        for term in self.terms:
+            seen.setdefault(term.keys, None)
+            seen.setdefault(term.queries, None)
+        return tuple(seen)
+
+    def holds(self, keys: dict, queries: dict) -> bool:
+        """Whether the spec selects, given each variable's value at the key and at the query."""
+        return all(t.table[(keys[t.keys], queries[t.queries])] for t in self.terms)
+
+
+def normalize_selector(selector: ir.Selector, builder: _Builder) -> SelectorSpec:
+    """The selector as a conjunction of tables, creating joint variables where needed."""
+    if isinstance(selector, ir.Select):
+        keys = builder.categorical_view(builder.var_for(selector.keys))
+        queries = builder.categorical_view(builder.var_for(selector.queries))
+        table = {
+            (k, q): k is not None and q is not None and selector.holds(k, q)
+            for k, q in product(keys.domain, queries.domain)
+        }
+        return SelectorSpec((Term(keys, queries, table),))
+    if isinstance(selector, ir.SelectAnd):
+        first = normalize_selector(selector.first, builder)
+        second = normalize_selector(selector.second, builder)
+        return _merge_terms(first.terms + second.terms)
+    if isinstance(selector, ir.SelectNot):
+        inner = normalize_selector(selector.inner, builder)
+        if len(inner.terms) == 1:
+            return SelectorSpec((_pointwise(inner.terms[0], inner.terms[0], lambda a, _b: not a),))
+        return _joint_spec([inner], lambda held: not held[0], builder)
+    if isinstance(selector, ir.SelectOr):
+        first = normalize_selector(selector.first, builder)
+        second = normalize_selector(selector.second, builder)
+        if len(first.terms) == len(second.terms) == 1 and _same_vars(first.terms[0], second.terms[0]):
+            return SelectorSpec((_pointwise(first.terms[0], second.terms[0], lambda a, b: a or b),))
+        return _joint_spec([first, second], any, builder)
+    raise TypeError(f"no selector rule for {type(selector).__name__}")
+
+
+def _same_vars(a: Term, b: Term) -> bool:
+    return a.keys is b.keys and a.queries is b.queries
+
+
+def _pointwise(a: Term, b: Term, combine: Callable[[bool, bool], bool]) -> Term:
+    """One table from two over the same variables."""
+    return Term(a.keys, a.queries, {kq: combine(a.table[kq], b.table[kq]) for kq in a.table})
+
+
+def _merge_terms(terms: tuple[Term, ...]) -> SelectorSpec:
+    """AND of terms; terms over the same variables fold into one table."""
+    merged: list[Term] = []
+    for term in terms:
+        twin = next((i for i, t in enumerate(merged) if _same_vars(t, term)), None)
+        if twin is None:
+            merged.append(term)
+        else:
+            merged[twin] = _pointwise(merged[twin], term, lambda a, b: a and b)
+    return SelectorSpec(tuple(merged))
+
+
+def _joint_spec(specs: list[SelectorSpec], combine: Callable, builder: _Builder) -> SelectorSpec:
+    """combine([spec.holds ...]) as one table over the joint of every key / query variable."""
+    key_parts = tuple(dict.fromkeys(t.keys for s in specs for t in s.terms))
+    query_parts = tuple(dict.fromkeys(t.queries for s in specs for t in s.terms))
+    joint_keys, joint_queries = builder.joint(key_parts), builder.joint(query_parts)
+
+    def assignment(parts: tuple, value) -> dict:
+        return dict(zip(parts, value if len(parts) > 1 else (value,)))
+
+    table = {}
+    for k, q in product(joint_keys.domain, joint_queries.domain):
+        keys, queries = assignment(key_parts, k), assignment(query_parts, q)
+        table[(k, q)] = bool(combine([s.holds(keys, queries) for s in specs]))
+    return SelectorSpec((Term(joint_keys, joint_queries, table),))

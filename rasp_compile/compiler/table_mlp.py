@@ -1,0 +1,48 @@
+"""table_mlp: any function of categorical inputs, as one hidden unit per input combination.
+
+For inputs X_1..X_r and a combination (v_1, ..., v_r), the hidden unit
+
+    h = relu(ind_1 + ... + ind_r - (r - 1)),   ind_i = x[X_i = v_i]   (or 1 - sum_v x[X_i = v]
+                                                                        for v_i = none, joints only)
+
+is 1 exactly when every input holds its value and 0 otherwise (each ind_i is 0 or 1, so a single
+miss brings the sum to r - 1 or less). The output adds the encoding of f(v_1, ..., v_r): a
+one-hot column, or the number itself for a numerical output (negative ones included: there is
+no clipping). Combinations whose output encodes to nothing (none, or the number 0) need no unit.
+An input that is none (all zeros) fires no unit, so the output is none, or 0 when numerical:
+SPEC's none propagation. Inputs a little off 0/1 (attention leak) move h by as little.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+
+from .graph import TableMLP
+from .layout import Layout
+from .pieces import MLP
+
+
+def table_mlp(op: TableMLP, layout: Layout) -> MLP:
+    domains = [x.domain if op.covers_none else x.values for x in op.inputs]
+    units = []
+    for combination in product(*domains):
+        out = op.out.encode(op.fn(*combination))
+        if any(out.values()):
+            units.append((combination, out))
+    r = len(op.inputs)
+    w_in = np.zeros((layout.d_model, len(units)))
+    b_in = np.full(len(units), -(r - 1.0))
+    w_out = np.zeros((len(units), layout.d_model))
+    for h, (combination, out) in enumerate(units):
+        for x, value in zip(op.inputs, combination):
+            dims = layout.dims(x)
+            if value is None:
+                w_in[dims, h] -= 1.0
+                b_in[h] += 1.0
+            else:
+                w_in[dims[x.position[value]], h] += 1.0
+        for label, amount in out.items():
+            w_out[h, layout[label]] = amount
+    return MLP(w_in, b_in, w_out, np.zeros(layout.d_model))

@@ -1,0 +1,40 @@
+"""Compiled model vs reference interpreter on given inputs: the check every compiler test shares."""
+
+from __future__ import annotations
+
+import math
+
+from rasp_compile import ir
+from rasp_compile.errors import RaspRuntimeError
+from rasp_compile.forward import predict
+from rasp_compile.interpret import evaluate
+from rasp_compile.model import Model
+
+NUMERICAL_TOLERANCE = 1e-5
+"""Numerical outputs agree when within this much, relative to max(1, |expected|): float32 noise."""
+
+
+def same_value(expected, got, numerical: bool) -> bool:
+    if numerical:
+        return math.isclose(float(got), float(expected), rel_tol=NUMERICAL_TOLERANCE, abs_tol=NUMERICAL_TOLERANCE)
+    return expected == got and (expected is None) == (got is None)
+
+
+def disagreements(model: Model, program: ir.Program, inputs: list[list]) -> tuple[list, int]:
+    """([(input, expected, got), ...], how many inputs were compared).
+
+    Inputs on which the program itself is in error (a categorical aggregate selecting
+    different values) are skipped: no model can agree with an error."""
+    checked, expected_all = [], []
+    for tokens in inputs:
+        try:
+            expected_all.append(evaluate(program, tokens))
+            checked.append(tokens)
+        except RaspRuntimeError:
+            continue
+    numerical = model.meta["output"]["encoding"] == ir.NUMERICAL
+    bad = []
+    for tokens, expected, got in zip(checked, expected_all, predict(model, checked) if checked else []):
+        if not all(same_value(e, g, numerical) for e, g in zip(expected, got)):
+            bad.append((tokens, expected, got))
+    return bad, len(checked)

@@ -1,0 +1,175 @@
+"""Random well-formed programs, for differential tests (compiled model == interpreter).
+
+One generator serves two sources of choices: hypothesis (`programs()` strategy, shrinkable) and
+a seeded `random.Random` (`random_program(rng)`, for bench/fuzz.py). It covers maps,
+sequence_maps (categorical, numerical, mixed), selects with every comparison, `true`/`false` and
+lambda predicates, selector and/or/not (same and different keys/queries), categorical and
+numerical aggregates with and without defaults, selector_width, numerical<->categorical
+conversions, causal and non-causal programs, string and integer vocabs, max_len 1..6.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+from hypothesis import strategies as st
+
+from rasp_compile import ir
+
+INT_MAPS = [
+    ("x + 1", lambda x: x + 1),
+    ("x - 2", lambda x: x - 2),
+    ("x % 3", lambda x: x % 3),
+    ("min(x, 2)", lambda x: min(x, 2)),
+    ("abs(x - 2)", lambda x: abs(x - 2)),
+    ("x > 1", lambda x: x > 1),
+    ("-x", lambda x: -x),
+    ("x // 2", lambda x: x // 2),
+    ("0", lambda x: 0),
+]
+INT_PAIR_MAPS = [
+    ("x + y", lambda x, y: x + y),
+    ("x - y", lambda x, y: x - y),
+    ("max(x, y)", lambda x, y: max(x, y)),
+    ("x == y", lambda x, y: x == y),
+    ("(x + y) % 3", lambda x, y: (x + y) % 3),
+    ("x if y > 1 else 0", lambda x, y: x if y > 1 else 0),
+]
+NUM_MAPS = [
+    ("x * 2", lambda x: x * 2),
+    ("x + 1", lambda x: x + 1),
+    ("1 if x > 0.5 else 0", lambda x: 1 if x > 0.5 else 0),
+    ("x * x", lambda x: x * x),
+    ("round(x * 3)", lambda x: round(x * 3)),
+    ("-x", lambda x: -x),
+]
+NUM_PAIR_MAPS = [
+    ("x + y", lambda x, y: x + y),
+    ("x - 2 * y", lambda x, y: x - 2 * y),
+    ("x * y", lambda x, y: x * y),
+]
+INT_PREDICATES = [
+    ("k == q - 1", lambda k, q: k == q - 1),
+    ("(k + q) % 2 == 0", lambda k, q: (k + q) % 2 == 0),
+    ("k < q or k == 0", lambda k, q: k < q or k == 0),
+    ("abs(k - q) <= 1", lambda k, q: abs(k - q) <= 1),
+]
+COMPARISONS = ["==", "!=", "<", "<=", ">", ">=", "true", "false"]
+
+
+class Chooser:
+    """Where choices come from: `int(lo, hi)` inclusive, `pick(seq)`, `coin()`."""
+
+    def __init__(self, next_int: Callable[[int, int], int]):
+        self.int = next_int
+
+    def pick(self, seq):
+        return seq[self.int(0, len(seq) - 1)]
+
+    def coin(self, heads_in: int = 2) -> bool:
+        return self.int(1, heads_in) == 1
+
+
+@dataclass
+class _Pool:
+    """S-ops built so far, by kind: categorical over ints, categorical over strings, numerical."""
+
+    ints: list = field(default_factory=list)
+    strs: list = field(default_factory=list)
+    nums: list = field(default_factory=list)
+
+
+def _fn(text: str, call: Callable) -> ir.Fn:
+    return ir.Fn(call, f"lambda: {text}")
+
+
+def _selector(c: Chooser, pool: _Pool, depth: int = 0) -> ir.Selector:
+    if depth < 2 and c.coin(4):
+        kind = c.pick(["and", "or", "not"])
+        if kind == "not":
+            return ir.SelectNot(_selector(c, pool, depth + 1))
+        combine = ir.SelectAnd if kind == "and" else ir.SelectOr
+        return combine(_selector(c, pool, depth + 1), _selector(c, pool, depth + 1))
+    if pool.strs and c.coin(4):
+        keys, queries = c.pick(pool.strs), c.pick(pool.strs)
+        return ir.Select(keys, queries, c.pick(["==", "!=", "true", "false"]))
+    keys, queries = c.pick(pool.ints + pool.nums), c.pick(pool.ints + pool.nums)
+    if c.coin(3):
+        text, call = c.pick(INT_PREDICATES)
+        return ir.Select(keys, queries, _fn(text, call))
+    return ir.Select(keys, queries, c.pick(COMPARISONS))
+
+
+def _step(c: Chooser, pool: _Pool, causal: bool) -> None:
+    kind = c.int(0, 8)
+    if kind == 0 and pool.strs:  # string -> int map
+        s = c.pick(pool.strs)
+        token = c.pick(["a", "b", "c"])
+        pool.ints.append(ir.Map(_fn(f"x == {token!r}", lambda x, t=token: int(x == t)), s))
+    elif kind == 1:
+        text, call = c.pick(INT_MAPS)
+        pool.ints.append(ir.Map(_fn(text, call), c.pick(pool.ints)))
+    elif kind == 2:
+        text, call = c.pick(INT_PAIR_MAPS)
+        pool.ints.append(ir.SequenceMap(_fn(text, call), c.pick(pool.ints), c.pick(pool.ints)))
+    elif kind == 3:  # categorical aggregate of ints or strings
+        source = pool.strs if pool.strs and c.coin() else pool.ints
+        sop = c.pick(source)
+        default = None if c.coin() else (c.pick(["a", "z"]) if source is pool.strs else c.int(-1, 3))
+        target = pool.strs if source is pool.strs else pool.ints
+        target.append(ir.Aggregate(_selector(c, pool), sop, default=default))
+    elif kind == 4:
+        sop = c.pick(pool.nums) if pool.nums and c.coin() else ir.numerical(ir.Map(_fn("x % 2", lambda x: x % 2), c.pick(pool.ints)))
+        default = None if c.coin() else c.pick([0, 1, -1, 0.5])
+        pool.nums.append(ir.numerical(ir.Aggregate(_selector(c, pool), sop, default=default)))
+    elif kind == 5:
+        width = ir.SelectorWidth(_selector(c, pool))
+        if c.coin(3):
+            pool.nums.append(ir.numerical(width))
+        else:
+            pool.ints.append(width)
+    elif kind == 6 and pool.nums:
+        text, call = c.pick(NUM_MAPS)
+        x = c.pick(pool.nums)
+        if c.coin():
+            pool.nums.append(ir.numerical(ir.Map(_fn(text, call), x)))
+        else:  # numerical -> categorical (steps)
+            pool.ints.append(ir.Map(_fn(f"round({text})", lambda v, f=call: round(f(v))), x))
+    elif kind == 7 and pool.nums:
+        text, call = c.pick(NUM_PAIR_MAPS)
+        pool.nums.append(ir.numerical(ir.SequenceMap(_fn(text, call), c.pick(pool.nums), c.pick(pool.nums))))
+    else:  # numerical view of an int s-op
+        pool.nums.append(ir.numerical(ir.Map(_fn("x", lambda x: x), c.pick(pool.ints))))
+
+
+def build_program(c: Chooser) -> ir.Program:
+    causal = c.coin()
+    max_len = c.int(1, 6)
+    if c.coin():
+        vocab = tuple(["a", "b", "c"][: c.int(1, 3)])
+        pool = _Pool(ints=[ir.indices, ir.length], strs=[ir.tokens])
+    else:
+        vocab = tuple(range(c.int(1, 4)))
+        pool = _Pool(ints=[ir.tokens, ir.indices, ir.length])
+    for _ in range(c.int(1, 5)):
+        _step(c, pool, causal)
+    last = [p[-1] for p in (pool.ints, pool.strs, pool.nums) if p]
+    return ir.Program(output=c.pick(last), vocab=vocab, max_len=max_len, causal=causal)
+
+
+def random_program(rng: random.Random) -> ir.Program:
+    return build_program(Chooser(rng.randint))
+
+
+@st.composite
+def programs(draw) -> ir.Program:
+    return build_program(Chooser(lambda lo, hi: draw(st.integers(lo, hi))))
+
+
+def random_inputs(program: ir.Program, rng: random.Random, count: int) -> list[list]:
+    """`count` inputs of random lengths 1..max_len over the program's vocab."""
+    return [
+        [rng.choice(program.vocab) for _ in range(rng.randint(1, program.max_len))] for _ in range(count)
+    ]
