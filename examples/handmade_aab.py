@@ -28,6 +28,7 @@ prints the completions of the post.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -42,16 +43,7 @@ DIM = {label: i for i, label in enumerate(RESIDUAL)}
 QUERY_GAIN = 1024.0  # score gap 1024 / sqrt(8) = 362 between attended and ignored keys
 PROJ_GAIN = 1024.0  # logit margin of the scratch decision over the token one-hot (1)
 
-SOURCE = """\
-# After "aa" comes "b"; after anything else comes "a".
-vocab {a, b}
-max_len 5
-causal
-
-prev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens, default="a")
-next = sequence_map(lambda p, t: "b" if p == "a" and t == "a" else "a", prev, tokens)
-output next
-"""
+SOURCE = (Path(__file__).resolve().parent.parent / "programs" / "aab.rasp").read_text()
 
 COMPLETIONS = {  # the post's examples: input -> 10 predicted tokens
     "aabaa": "baabaabaab",

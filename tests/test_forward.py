@@ -3,6 +3,7 @@ batching, dtypes, causal masking; then encode / predict / complete / trace."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -196,3 +197,12 @@ def test_complete_refuses_models_that_do_not_complete():
         forward.complete(random_model(0, causal=False), ["t0"])
     with pytest.raises(InputError, match="empty"):
         forward.complete(handmade_module().build(), [])
+
+
+def test_handmade_model_agrees_with_the_interpreter_on_its_source():
+    from rasp_compile.frontend import parse_program
+    from rasp_compile.interpret import evaluate_many
+
+    model = handmade_module().build()
+    inputs = [list(t) for n in range(1, 6) for t in itertools.product("ab", repeat=n)]
+    assert forward.predict(model, inputs) == evaluate_many(parse_program(model.meta["source"]), inputs)
