@@ -72,8 +72,18 @@ _TOKEN_NAMES = {
 _UNEXPECTED_NAMES = {"_NL": "end of line", "$END": "end of the program"}
 
 
+# Characters that str.splitlines() (and so errors.format_error) takes for line breaks but Lark
+# does not: refused, so that every line number means the same line to both.
+_ODD_LINE_BREAK = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def parse(text: str) -> ast.Module:
     """The AST of a program's text; RaspSyntaxError (located inside `text`) if it is malformed."""
+    odd = _ODD_LINE_BREAK.search(text)
+    if odd:
+        line = text.count("\n", 0, odd.start()) + 1
+        col = odd.start() - text.rfind("\n", 0, odd.start())
+        raise RaspSyntaxError(f"unexpected line-break character {odd.group()!r}; lines end with '\\n'", Loc(line, col))
     try:
         tree = _PARSER.parse(text)
         module = _ToAst(text).transform(tree)
