@@ -1,0 +1,53 @@
+"""rasp-compile: RASP programs -> the exact weights of a transformer, and back again.
+
+The Python API, for research code:
+
+    import rasp_compile as rc
+    program = rc.load_program("programs/aab.rasp")      # or rc.parse_program(text), or build rc.ir
+    model = rc.compile(program, max_len=8)              # a Model: meta + SPEC §2 arrays
+    rc.save(model, "aab.npz"); model = rc.load("aab.npz")
+    rc.run(model, ["a", "a", "b"])                      # the model's output at every position
+    rc.complete(model, ["a", "a"], steps=10)            # a causal model continuing a sequence
+    rc.evaluate(program, ["a", "a", "b"])               # the reference interpreter, directly
+    rc.count_flops(model, n_positions=6)                # FLOPs per component of one forward
+
+Programs can also be written in Python with `rasp_compile.ir` (tokens, indices, Map, Select, ...).
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+import numpy as np
+
+from . import ir
+from .compiler import compile_program
+from .errors import InputError, RaspError, WeightsError, format_error
+from .flops import count_flops
+from .forward import complete, logits, predict
+from .frontend import load_program, parse_program
+from .interpret import OpCounter, evaluate
+from .model import Model
+from .weights_file import load, save
+
+__all__ = [
+    "ir", "Model", "RaspError", "InputError", "WeightsError", "format_error",
+    "parse_program", "load_program", "compile", "save", "load", "run", "complete", "logits",
+    "evaluate", "OpCounter", "count_flops",
+]
+
+
+def compile(
+    program: ir.Program | str | PathLike, max_len: int | None = None, dtype=np.float32
+) -> Model:
+    """Compile a program given as IR, as `.rasp` text (a `str`), or as a file (a `pathlib.Path`)."""
+    if isinstance(program, PathLike):
+        program = load_program(program)
+    elif isinstance(program, str):
+        program = parse_program(program)
+    return compile_program(program, max_len=max_len, dtype=dtype)
+
+
+def run(model: Model, tokens: list) -> list:
+    """The model's output at every position of one input (None for none)."""
+    return predict(model, [list(tokens)])[0]
