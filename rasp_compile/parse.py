@@ -67,6 +67,7 @@ _TOKEN_NAMES = {
     "COMP_OP": "a comparison operator",
     "_NL": "a newline",
     "$END": "the end of the program",
+    "operator": "an operator",
 }
 
 _UNEXPECTED_NAMES = {"_NL": "end of line", "$END": "end of the program"}
@@ -130,7 +131,13 @@ def _describe_token(token: Token) -> str:
     return f"'{token.value}'"
 
 
+# Terminals that continue an expression: listed together as "an operator".
+_OPERATORS = {"COMP_OP", "PLUS", "MINUS", "STAR", "SLASH", "DSLASH", "PERCENT", "AND", "OR", "IF"}
+
+
 def _expected(names: set[str]) -> str:
+    if len(names & _OPERATORS) > 1:
+        names = (names - _OPERATORS) | {"operator"}
     described = sorted({_describe_terminal(n) for n in names}, key=lambda d: (d.startswith("'"), d))
     if len(described) == 1:
         return f"expected {described[0]}"
@@ -147,6 +154,8 @@ def _syntax_error(error: UnexpectedInput, text: str) -> RaspSyntaxError:
             message = f"unexpected character {char!r}"
     elif isinstance(error, UnexpectedToken):
         message = f"unexpected {_describe_token(error.token)}; {_expected(error.accepts or error.expected)}"
+        if error.token.type == "$END":
+            line, col = text.count("\n") + 2, 1  # past the end: clamp() moves it to the last character
     else:  # UnexpectedEOF (not raised by LALR, but part of UnexpectedInput)
         message = "unexpected end of the program"
     return RaspSyntaxError(message, clamp(Loc(line or 1, col or 1), text))

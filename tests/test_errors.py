@@ -1,0 +1,122 @@
+"""The malformed corpus: each program fails with the right class, at the right line and column,
+with a message that says what was expected."""
+
+import pytest
+
+from rasp_compile.errors import (
+    RaspError,
+    RaspNameError,
+    RaspSyntaxError,
+    RaspTypeError,
+    RaspValueError,
+    format_error,
+)
+from rasp_compile.frontend import parse_program
+
+H = "vocab {a, b}\nmax_len 5\n"  # two lines: the body starts on line 3
+
+CORPUS = [
+    # -- syntax ---------------------------------------------------------------------------
+    ("missing_paren", H + "x = map(lambda x: x, tokens\noutput x", RaspSyntaxError, 4, 1, "unexpected 'output'; expected one of"),
+    ("missing_paren_at_end", H + "output map(lambda x: x, tokens", RaspSyntaxError, 3, 31, "unexpected end of the program; expected one of an operator, '(', ')', ','"),
+    ("extra_paren", H + "x = indices)\noutput x", RaspSyntaxError, 3, 12, "unexpected ')'"),
+    ("bad_token", H + "x = indices + * 2\noutput x", RaspSyntaxError, 3, 15, "unexpected '*'; expected one of a name, a number"),
+    ("unterminated_string", H + 'x = tokens == "a\noutput x', RaspSyntaxError, 3, 15, "unterminated string"),
+    ("stray_character", H + "x = indices $ 1\noutput x", RaspSyntaxError, 3, 13, "unexpected character '$'"),
+    ("attribute_access", H + "x = tokens.upper\noutput x", RaspSyntaxError, 3, 11, "unexpected character '.'"),
+    ("missing_return", H + "def f(s) {\n  t = s\n}\noutput f(tokens)", RaspSyntaxError, 5, 1, "the body of 'f' must end with 'return EXPR'"),
+    ("return_not_last", H + "def f(s) { return s; t = s }\noutput f(tokens)", RaspSyntaxError, 3, 22, "'return' must be the last statement of 'f'"),
+    ("keyword_as_name", H + "if = tokens\noutput tokens", RaspSyntaxError, 3, 1, "'if' is a keyword and cannot be used as a name"),
+    ("chained_comparison", H + "x = map(lambda i: 0 < i < 3, indices)\noutput x", RaspSyntaxError, 3, 25, "chained comparisons are not supported"),
+    ("lambda_without_params", H + "x = map(lambda: 1, indices)\noutput x", RaspSyntaxError, 3, 15, "expected a name"),
+    ("number_too_large", H + "x = indices + 10000000000000000000\noutput x", RaspSyntaxError, 3, 15, "number too large"),
+    ("two_statements_one_line", H + "x = indices y = tokens\noutput x", RaspSyntaxError, 3, 13, "unexpected name 'y'"),
+    ("def_not_at_top_level", H + "def f(s) { def g(t) { return t } return s }\noutput tokens", RaspSyntaxError, 3, 12, "'def' is a keyword and cannot be used as a name"),
+    # -- names ----------------------------------------------------------------------------
+    ("unknown_name", H + "x = tokenz + 1\noutput x", RaspNameError, 3, 5, "unknown name 'tokenz'"),
+    ("used_before_bound", H + "y = x + 1\nx = indices\noutput y", RaspNameError, 3, 5, "'x' is used before it is bound (line 4)"),
+    ("unknown_output", H + "output nothing", RaspNameError, 3, 8, "unknown name 'nothing'"),
+    ("rebinding", H + "x = tokens\n\nx = indices\noutput x", RaspNameError, 5, 1, "'x' is already bound (line 3)"),
+    ("rebinding_builtin", H + "indices = tokens\noutput indices", RaspNameError, 3, 1, "'indices' is built in and cannot be rebound"),
+    ("rebinding_builtin_function", H + "select = tokens\noutput tokens", RaspNameError, 3, 1, "'select' is built in"),
+    ("duplicate_declaration", H + "causal\ncausal\noutput tokens", RaspNameError, 4, 1, "'causal' is declared twice (first at line 3)"),
+    ("duplicate_max_len", H + "max_len 3\noutput tokens", RaspNameError, 3, 1, "'max_len' is declared twice (first at line 2)"),
+    ("missing_vocab", "max_len 5\noutput tokens", RaspNameError, 1, 1, "missing 'vocab' declaration"),
+    ("missing_max_len", "vocab {a}\noutput tokens", RaspNameError, 1, 1, "missing 'max_len' declaration"),
+    ("missing_output", H + "x = tokens", RaspNameError, 1, 1, "missing 'output' declaration"),
+    ("unknown_function", H + "x = mapp(lambda x: x, tokens)\noutput x", RaspNameError, 3, 5, "unknown function 'mapp'"),
+    ("direct_recursion", H + "def f(s) {\n  return f(s) + 1\n}\noutput tokens", RaspNameError, 4, 10, "recursive call of 'f' (f -> f)"),
+    ("mutual_recursion", H + "def f(s) { return g(s) }\ndef g(s) { return f(s) }\noutput f(tokens)", RaspNameError, 4, 19, "recursive call of 'f' (f -> g -> f)"),
+    ("duplicate_def", H + "def f(s) { return s }\ndef f(t) { return t }\noutput f(tokens)", RaspNameError, 4, 5, "'f' is already defined (line 3)"),
+    ("duplicate_parameter", H + "x = sequence_map(lambda a, a: a, tokens, tokens)\noutput x", RaspNameError, 3, 28, "parameter 'a' is listed twice"),
+    ("lambda_unknown_name", H + "x = map(lambda t: t + offset, tokens)\noutput x", RaspNameError, 3, 23, "unknown name 'offset'"),
+    # -- kinds and counts -----------------------------------------------------------------
+    ("selector_as_sop", H + "s = select(indices, indices, ==)\nx = aggregate(s, s)\noutput x", RaspTypeError, 4, 18, "aggregate expects an s-op as its second argument, got a selector"),
+    ("sop_as_selector", H + "x = aggregate(indices, tokens)\noutput x", RaspTypeError, 3, 15, "aggregate expects a selector as its first argument, got an s-op"),
+    ("scalar_as_sop", H + "x = map(lambda x: x, 3)\noutput x", RaspTypeError, 3, 22, "map expects an s-op as its second argument, got the number 3"),
+    ("selector_width_of_sop", H + "x = selector_width(tokens)\noutput x", RaspTypeError, 3, 20, "selector_width expects a selector"),
+    ("sop_in_lambda", H + "x = map(lambda t: t == tokens, tokens)\noutput x", RaspTypeError, 3, 24, "'tokens' is an s-op; a lambda can use only its parameters and constants"),
+    ("map_arity", H + "x = map(lambda t: t, tokens, indices)\noutput x", RaspTypeError, 3, 30, "map takes 2 arguments, got 3"),
+    ("lambda_arity", H + "x = select(indices, indices, lambda k: k)\noutput x", RaspTypeError, 3, 30, "select expects a lambda of 2 parameters, got 1"),
+    ("def_too_few", H + "def f(a, b) { return a + b }\noutput f(tokens)", RaspTypeError, 4, 8, "f takes 2 arguments, got 1"),
+    ("def_too_many", H + "def f(a) { return a }\noutput f(tokens, indices)", RaspTypeError, 4, 18, "f takes 1 argument, got 2"),
+    ("bad_keyword", H + "x = aggregate(select(indices, indices, ==), tokens, otherwise=1)\noutput x", RaspTypeError, 3, 53, "aggregate has no keyword argument 'otherwise'"),
+    ("default_not_scalar", H + "x = aggregate(select(indices, indices, ==), tokens, default=tokens)\noutput x", RaspTypeError, 3, 53, "default= expects a constant, got an s-op"),
+    ("bad_predicate", H + "x = select(indices, indices, 3)\noutput x", RaspTypeError, 3, 30, "a comparison (== != < <= > >=), true, false or a lambda"),
+    ("selector_plus_number", H + "x = select(indices, indices, ==) + 1\noutput x", RaspTypeError, 3, 34, "'+' applies to s-ops and constants, not to a selector"),
+    ("selector_and_sop", H + "x = select(indices, indices, ==) and tokens\noutput x", RaspTypeError, 3, 34, "combines a selector with another selector, not with an s-op"),
+    ("output_selector", H + "output select(indices, indices, ==)", RaspTypeError, 3, 8, "output must be an s-op, got a selector"),
+    ("output_scalar", H + "output 3", RaspTypeError, 3, 8, "output must be an s-op, got the number 3"),
+    ("function_as_value", H + "x = map\noutput x", RaspTypeError, 3, 5, "'map' is a function; call it as map(...)"),
+    ("lambda_calls_builtin", H + "x = map(lambda t: len(t), tokens)\noutput x", RaspTypeError, 3, 19, "a lambda can call only min, max, abs, round, int, float"),
+    ("min_outside_lambda", H + "x = min(tokens, 1)\noutput x", RaspTypeError, 3, 5, "'min' can only be called inside a lambda"),
+    ("conditional_on_sops", H + "x = tokens if indices else 1\noutput x", RaspTypeError, 3, 12, "'A if C else B' outside a lambda works on constants only"),
+    ("numerical_mean_of_categorical", H + "x = numerical(aggregate(select(indices, indices, <=), indices))\noutput x", RaspTypeError, 3, 15, "a numerical mean needs a numerical s-op"),
+    ("non_numeric_numerical", H + "x = numerical(map(lambda t: t, tokens))\noutput x", RaspTypeError, 3, 15, "takes the non-numeric value"),
+    # -- values ---------------------------------------------------------------------------
+    ("lambda_division_by_zero", H + "x = map(lambda i: 10 / i, indices)\noutput x", RaspValueError, 3, 9, "fails on (0): division by zero"),
+    ("sugar_division_by_zero", H + "x = 10 // indices\noutput x", RaspValueError, 3, 8, "fails on (0): integer division or modulo by zero"),
+    ("constant_division_by_zero", H + "n = 1 % 0\noutput tokens", RaspValueError, 3, 7, "cannot compute '%' on these constants"),
+    ("lambda_compares_str_with_int", H + "x = map(lambda t: t < 1, tokens)\noutput x", RaspValueError, 3, 9, "'<' not supported"),
+    ("lambda_string_repetition", H + "x = map(lambda t: t * 3, tokens)\noutput x", RaspValueError, 3, 9, "string repetition is not allowed"),
+    ("select_incomparable", H + "x = selector_width(select(tokens, indices, <))\noutput x", RaspValueError, 3, 20, "select cannot compare key"),
+    ("max_len_zero", "vocab {a}\nmax_len 0\noutput tokens", RaspValueError, 2, 9, "max_len must be a whole number from 1"),
+    ("max_len_fraction", "vocab {a}\nmax_len 2.5\noutput tokens", RaspValueError, 2, 9, "got 2.5"),
+    ("max_len_negative", "vocab {a}\nmax_len -3\noutput tokens", RaspValueError, 2, 10, "got -3"),
+    ("vocab_duplicate", "vocab {a, b, a}\nmax_len 5\noutput tokens", RaspValueError, 1, 14, 'vocab lists "a" twice'),
+    ("vocab_empty", "vocab {}\nmax_len 5\noutput tokens", RaspValueError, 1, 1, "vocab must list at least one token"),
+    ("vocab_keyword", "vocab {true}\nmax_len 5\noutput tokens", RaspSyntaxError, 1, 8, "'true' is a keyword"),
+]
+
+
+@pytest.mark.parametrize(
+    "source, error, line, col, fragment", [case[1:] for case in CORPUS], ids=[case[0] for case in CORPUS]
+)
+def test_malformed_program(source, error, line, col, fragment):
+    with pytest.raises(RaspError) as caught:
+        parse_program(source)
+    assert type(caught.value) is error, caught.value.message
+    assert (caught.value.line, caught.value.col) == (line, col), caught.value.message
+    assert fragment in caught.value.message
+
+
+def test_corpus_is_large_and_names_are_unique():
+    assert len(CORPUS) >= 30 and len({case[0] for case in CORPUS}) == len(CORPUS)
+
+
+def test_format_error_points_at_the_column():
+    source = H + "x = tokenz + 1\noutput x"
+    with pytest.raises(RaspNameError) as caught:
+        parse_program(source, "prog.rasp")
+    assert format_error(caught.value, source, "prog.rasp").splitlines() == [
+        "prog.rasp:3:5: error: unknown name 'tokenz'",
+        "x = tokenz + 1",
+        "    ^",
+    ]
+
+
+def test_lambda_failure_names_the_lambda_and_values():
+    with pytest.raises(RaspValueError) as caught:
+        parse_program(H + "x = sequence_map(lambda a, b: a / (b - 1), indices, length)\noutput x")
+    message = caught.value.message
+    assert "lambda a, b: a / (b - 1)" in message and "fails on (" in message and ", 1)" in message
