@@ -143,4 +143,5 @@ def _check_call(call: ast.Call) -> None:
     count = len(call.args)
     if count < fewest or (most is not None and count > most):
         wanted = f"{fewest}" if fewest == most else f"{fewest} or more" if most is None else f"{fewest} to {most}"
-        raise RaspTypeError(f"{call.func} takes {wanted} arguments, got {count}", call.loc)
+        plural = "" if wanted == "1" else "s"
+        raise RaspTypeError(f"{call.func} takes {wanted} argument{plural}, got {count}", call.loc)
