@@ -41,8 +41,9 @@ BUILTIN_FUNCTIONS = {
     "categorical": (1, ()),
 }
 
-MAX_LEN_LIMIT = 10_000
-"""The largest max_len accepted: value sets such as indices' are built in full."""
+MAX_LEN_LIMIT = 1_000
+"""The largest max_len accepted: inference tries every lambda on every pair of values, so a
+select over indices costs max_len ** 2 calls."""
 
 MAX_EXPANSIONS = 10_000
 """The most def calls a program may expand (nested defs could otherwise grow exponentially)."""
