@@ -129,14 +129,16 @@ class _Lowering:
                 self._bind(stmt.name, self.expr(stmt.value, self.globals), stmt.loc, self.globals)
             elif not isinstance(stmt, ast.Def):
                 self._declare(stmt)
-        vocab, max_len, output = (self._required(cls) for cls in (ast.Vocab, ast.MaxLen, ast.Output))
+        vocab = _vocab(self._required(ast.Vocab))
+        max_len = _max_len(self._required(ast.MaxLen))
+        output = self._required(ast.Output)
         result = self.expr(output.value, self.globals)
         if not isinstance(result, ir.SOp):
             raise RaspTypeError(f"output must be an s-op, got {kind(result)}", output.value.loc)
         return ir.Program(
             output=result,
-            vocab=_vocab(vocab),
-            max_len=_max_len(max_len),
+            vocab=vocab,
+            max_len=max_len,
             causal=ast.Causal in self.declarations,
             source=source,
             filename=filename,

@@ -28,9 +28,7 @@ class _PostLexer:
     refuses keywords where a name stands (the contextual lexer lexes them as names there)."""
 
     always_accept = ("_NL",)
-
-    def __init__(self, keywords: frozenset[str]):
-        self.keywords = keywords
+    keywords: frozenset[str] = frozenset()  # set once the grammar is loaded
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         open_brackets: list[bool] = []  # per open bracket: are newlines dropped inside it?
@@ -50,12 +48,13 @@ class _PostLexer:
 
 def _make_parser() -> Lark:
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
+    postlex = _PostLexer()
+    parser = Lark(grammar, parser="lalr", lexer="contextual", postlex=postlex, propagate_positions=True)
     name = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-    plain = Lark(grammar, parser="lalr")
-    keywords = frozenset(
-        t.pattern.value for t in plain.terminals if isinstance(t.pattern, PatternStr) and name.fullmatch(t.pattern.value)
+    postlex.keywords = frozenset(
+        t.pattern.value for t in parser.terminals if isinstance(t.pattern, PatternStr) and name.fullmatch(t.pattern.value)
     )
-    return Lark(grammar, parser="lalr", lexer="contextual", postlex=_PostLexer(keywords), propagate_positions=True)
+    return parser
 
 
 _PARSER = _make_parser()
@@ -90,11 +89,8 @@ def parse(text: str) -> ast.Module:
         module = _ToAst(text).transform(tree)
     except UnexpectedInput as error:
         raise _syntax_error(error, text) from None
-    except VisitError as error:
+    except VisitError as error:  # a RaspSyntaxError from _ToAst, or a bug: raised as it is
         raise error.orig_exc from None
-    except RaspSyntaxError as error:
-        error.loc = clamp(error.loc, text)
-        raise
     _check_depth(module)
     return module
 
@@ -180,7 +176,8 @@ class _Return:
 
 def _number(token: Token, negative: bool = False) -> ast.Literal:
     digits = token.value
-    if len(digits.split(".")[0]) > 19 or float(digits) > MAX_INT:
+    whole = digits.split(".")[0]
+    if len(whole) > 19 or int(whole) > MAX_INT:  # the length first: int() refuses huge strings
         raise RaspSyntaxError("number too large (the limit is 10**18)", _loc(token))
     value = float(digits) if "." in digits else int(digits)
     return ast.Literal(-value if negative else value, _loc(token))
