@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Union
 
 from . import ast, ir, lambda_eval
-from .errors import Loc, RaspError, RaspNameError, RaspTypeError, RaspValueError
+from .errors import Loc, RaspNameError, RaspTypeError, RaspValueError
 
 Value = Union[ir.SOp, ir.Selector, ir.Value]
 
