@@ -1,0 +1,126 @@
+"""`rasp-run WEIGHTS --accuracy`: the model against the reference interpreter.
+
+The program is `meta.source`, at the model's max_len. Inputs: every sequence of 1..max_len tokens
+when there are at most EXHAUSTIVE_LIMIT of them, else `samples` seeded random inputs (uniform
+length, then uniform tokens). Per length: sequences, positions, agreeing positions, percent.
+Inputs on which the program itself is in error (the interpreter raises RaspRuntimeError, e.g. a
+categorical aggregate selecting two values) are counted apart, not as disagreements.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import islice, product
+
+from rich.progress import Progress
+from rich.table import Table
+
+from ..errors import RaspRuntimeError
+from ..forward import input_vocab, predict
+from ..interpret import evaluate, evaluate_many
+from ..model import Model
+from .common import CliError, reference_program
+from .tokens import join_tokens, same_value, value_text
+
+EXHAUSTIVE_LIMIT = 100_000
+DEFAULT_SAMPLES = 2_000
+BATCH = 4_096  # inputs per model call and interpreter call
+SHOWN_DISAGREEMENTS = 5
+PROGRESS_FROM = 20_000  # inputs: fewer finish too fast for a progress bar to help
+
+
+def inputs_by_length(model: Model, samples: int, seed: int) -> tuple[str, dict[int, list]]:
+    """("exhaustive" or "sampled", {length: inputs})."""
+    vocab, max_len = input_vocab(model), model.meta["max_len"]
+    if sum(len(vocab) ** n for n in range(1, max_len + 1)) <= EXHAUSTIVE_LIMIT:
+        return "exhaustive", {n: [list(t) for t in product(vocab, repeat=n)] for n in range(1, max_len + 1)}
+    rng = random.Random(seed)
+    chosen: dict[int, list] = {n: [] for n in range(1, max_len + 1)}
+    for _ in range(samples):
+        n = rng.randint(1, max_len)
+        chosen[n].append([rng.choice(vocab) for _ in range(n)])
+    return "sampled", chosen
+
+
+def measure(model: Model, weights_path: str, samples: int, seed: int, progress: bool) -> dict:
+    """Per-length agreement, the total, program errors and the first disagreements."""
+    program = reference_program(model, weights_path)
+    if program is None:
+        raise CliError(f"error: {weights_path} holds no program source (meta.source); "
+                       "--accuracy needs it to run the reference interpreter")
+    mode, by_length = inputs_by_length(model, samples, seed)
+    total = sum(map(len, by_length.values()))
+    rows, disagreements, errors = [], [], []
+    with Progress(transient=True, disable=not progress or total < PROGRESS_FROM) as bar:
+        task = bar.add_task("comparing", total=total)
+        for n, inputs in by_length.items():
+            row = {"length": n, "sequences": len(inputs), "positions": 0, "agree": 0, "program_errors": 0}
+            for start in range(0, len(inputs), BATCH):
+                batch = inputs[start:start + BATCH]
+                expected = _interpret(program, batch)
+                for tokens, want, got in zip(batch, expected, predict(model, batch)):
+                    if isinstance(want, RaspRuntimeError):
+                        row["program_errors"] += 1
+                        errors.append({"input": join_tokens(model, tokens), "error": want.message})
+                        continue
+                    agree = [same_value(w, g) for w, g in zip(want, got)]
+                    row["positions"] += len(agree)
+                    row["agree"] += sum(agree)
+                    if not all(agree):
+                        disagreements.append({"input": join_tokens(model, tokens),
+                                              "expected": [value_text(v) for v in want],
+                                              "got": [value_text(v) for v in got]})
+                bar.advance(task, len(batch))
+            rows.append(_with_percent(row))
+    totals = {key: sum(row[key] for row in rows)
+              for key in ("sequences", "positions", "agree", "program_errors")}
+    return {"mode": mode, "seed": seed if mode == "sampled" else None, "lengths": rows,
+            "total": _with_percent(totals), "disagreements": disagreements[:SHOWN_DISAGREEMENTS],
+            "n_disagreeing_inputs": len(disagreements), "program_errors": errors[:SHOWN_DISAGREEMENTS]}
+
+
+def _interpret(program, batch: list) -> list:
+    """The interpreter's outputs per input, or the RaspRuntimeError it raised on that input.
+    One shared call is fast; when it fails, the batch is run input by input to find which."""
+    try:
+        return evaluate_many(program, batch)
+    except RaspRuntimeError:
+        return [_interpret_one(program, tokens) for tokens in batch]
+
+
+def _interpret_one(program, tokens: list):
+    try:
+        return evaluate(program, tokens)
+    except RaspRuntimeError as error:
+        return error
+
+
+def _with_percent(row: dict) -> dict:
+    return {**row, "percent": 100.0 * row["agree"] / row["positions"] if row["positions"] else None}
+
+
+def render(report: dict, console) -> None:
+    errors = report["total"]["program_errors"] > 0
+    title = ("every input" if report["mode"] == "exhaustive"
+             else f"{report['total']['sequences']:,} random inputs, seed {report['seed']}")
+    table = Table("length", "sequences", "positions", "agree", "percent",
+                  *(["program errors"] if errors else []),
+                  title=f"model vs interpreter: {title}", title_justify="left")
+    for row in report["lengths"] + [{**report["total"], "length": "total"}]:
+        table.add_row(str(row["length"]), f"{row['sequences']:,}", f"{row['positions']:,}",
+                      f"{row['agree']:,}", _percent(row["percent"]),
+                      *([f"{row['program_errors']:,}"] if errors else []),
+                      end_section=row["length"] == report["lengths"][-1]["length"])
+    console.print(table)
+    if report["disagreements"]:
+        shown = Table("input", "expected", "got", title=f"first disagreements "
+                      f"({report['n_disagreeing_inputs']:,} inputs disagree)", title_justify="left")
+        for case in report["disagreements"]:
+            shown.add_row(case["input"], " ".join(case["expected"]), " ".join(case["got"]))
+        console.print(shown)
+    for case in report["program_errors"]:
+        console.print(f"program error on {case['input']}: {case['error']}", markup=False)
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}%"

@@ -1,0 +1,132 @@
+"""What every command shares: a parser whose errors are one line, the one error edge (which turns
+the project's exceptions into exit statuses), and loading programs and models.
+
+Exit statuses: 0 success, 1 an error in a program (SPEC §1 format, with source line and caret),
+2 a bad command line, input or file (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+from rich.console import Console
+
+from .. import ir
+from ..compiler import compile_program
+from ..errors import InputError, RaspError, WeightsError, format_error
+from ..frontend import load_program, parse_program
+from ..model import Model
+from ..weights_file import load
+
+
+class CliError(Exception):
+    """A failure the edge prints as is (to stderr) before exiting with `status`."""
+
+    def __init__(self, message: str, status: int = 2):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage block), exit status 2."""
+
+    def error(self, message: str):
+        raise CliError(f"{self.prog}: error: {message} (see --help)")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: list[str] | None) -> int:
+    """Parse `argv` and run `body`; the only place where errors become messages and statuses."""
+    try:
+        return body(parser.parse_args(argv))
+    except SystemExit as done:  # --help and --version exit through argparse
+        return int(done.code or 0)
+    except CliError as error:
+        print(error.message, file=sys.stderr)
+        return error.status
+    except (InputError, WeightsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+@contextmanager
+def program_errors(filename: str, source: str | None = None) -> Iterator[None]:
+    """Report a RaspError raised inside the block in the SPEC §1 format (exit status 1).
+
+    `source` defaults to the text of the file `filename`, for the source line and caret."""
+    try:
+        yield
+    except RaspError as error:
+        if source is None:
+            source = _text_or_none(filename)
+        raise CliError(format_error(error, source, filename), status=1) from None
+
+
+def _text_or_none(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def compile_file(path: str, max_len: int | None = None, dtype=np.float32) -> tuple[ir.Program, Model]:
+    """The checked program of a `.rasp` file (at `max_len` if given) and its compiled model."""
+    with program_errors(path):
+        program = load_program(path)
+        if max_len is not None:
+            program = dataclasses.replace(program, max_len=max_len)
+        return program, compile_program(program, dtype=dtype)
+
+
+def load_model(path: str) -> Model:
+    """A weights file, or a `.rasp` program compiled on the fly."""
+    if path.endswith(".rasp"):
+        return compile_file(path)[1]
+    return load(path)
+
+
+def reference_program(model: Model, weights_path: str) -> ir.Program | None:
+    """The program in `meta.source`, at the model's max_len; None when the file carries no source."""
+    source = model.meta.get("source")
+    if source is None:
+        return None
+    filename = f"{weights_path}:meta.source"
+    with program_errors(filename, source):
+        program = parse_program(source, filename)
+    if program.max_len != model.meta["max_len"]:
+        program = dataclasses.replace(program, max_len=model.meta["max_len"])
+    return program
+
+
+def check_one_pass(model: Model, tokens: list, flag: str) -> None:
+    """InputError unless `tokens` fit one forward pass (what `flag` shows), causal model or not."""
+    if len(tokens) > model.meta["max_len"]:
+        raise InputError(f"input of {len(tokens)} tokens is longer than max_len {model.meta['max_len']}; "
+                         f"{flag} shows one forward pass")
+
+
+def print_json(report: dict) -> None:
+    print(json.dumps(report, indent=2))
+
+
+def make_console() -> Console:
+    """A console on the current stdout (so test capture works); no syntax highlighting of numbers."""
+    return Console(file=sys.stdout, highlight=False)

@@ -1,0 +1,111 @@
+"""`rasp-compile PROGRAM.rasp [--emit OUT.npz]`: parse, check, compile, summarise (SPEC §3).
+
+The summary: the program (vocab, max_len, causal), each s-op with its kind, encoding and number of
+values, then the model: per layer heads, d_head and d_mlp; d_model; parameters (total and non-zero);
+FLOPs per forward at max_len (max_len tokens, plus BOS).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+from rich.table import Table
+
+from .. import ir
+from ..flops import count_flops
+from ..infer import infer_value_sets
+from ..model import Model, n_nonzero, n_params
+from ..weights_file import save
+from .common import CliError, Parser, compile_file, make_console, positive_int, print_json, run_edge
+from .tokens import value_text
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+SHOWN_VALUES = 6  # values listed per s-op before "…"
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="rasp-compile", description="Compile a .rasp program into transformer weights.")
+    parser.add_argument("program", metavar="PROGRAM.rasp", help="the program to compile")
+    parser.add_argument("--emit", metavar="OUT.npz", help="write the weights (SPEC §2) to this file")
+    parser.add_argument("--max-len", type=positive_int, metavar="N", help="override the program's max_len")
+    parser.add_argument("--dtype", choices=DTYPES, default="float32", help="weight dtype (default float32)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_edge(_compile, build_parser(), argv)
+
+
+def _compile(args) -> int:
+    program, model = compile_file(args.program, args.max_len, DTYPES[args.dtype])
+    if args.emit:
+        try:
+            save(model, args.emit)
+        except OSError as error:
+            raise CliError(f"error: cannot write {args.emit}: {error.strerror or error}") from None
+    report = summary(args.program, program, model, args.emit)
+    if args.json:
+        print_json(report)
+    else:
+        render(report)
+    return 0
+
+
+def summary(path: str, program: ir.Program, model: Model, emitted: str | None) -> dict:
+    """The program and model figures, JSON-ready."""
+    value_sets = infer_value_sets(program)
+    sops = [
+        {"name": node.label, "output": node is program.output, "kind": _kind(node), "encoding": node.encoding,
+         "n_values": len(value_sets[node]),
+         "values": sorted(map(value_text, value_sets[node]), key=_natural)}
+        for node in program.nodes() if isinstance(node, ir.SOp)
+    ]
+    return {
+        "program": {"file": path, "name": Path(path).stem, "output": program.output_name,
+                    "vocab": [value_text(v) for v in program.vocab], "max_len": program.max_len,
+                    "causal": program.causal, "sops": sops},
+        "model": {"layers": model.meta["layers"], "d_model": model.d_model,
+                  "params": n_params(model), "nonzero": n_nonzero(model), "dtype": str(model.dtype),
+                  "flops_positions": model.n_ctx, "flops": count_flops(model, model.n_ctx)},
+        "emitted": emitted,
+    }
+
+
+def _kind(node: ir.SOp) -> str:
+    """`SequenceMap` -> `sequence_map`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(node).__name__).lower()
+
+
+def _natural(text: str):
+    """Sort numbers by value and before words."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
+
+
+def render(report: dict) -> None:
+    console = make_console()
+    program, model = report["program"], report["model"]
+    console.print(f"[bold]{program['name']}[/]  vocab {{{', '.join(program['vocab'])}}}  "
+                  f"max_len {program['max_len']}  {'causal' if program['causal'] else 'not causal'}  "
+                  f"output {program['output']}")
+    sops = Table("s-op", "kind", "encoding", "values", "", title="s-ops", title_justify="left")
+    for sop in program["sops"]:
+        shown = ", ".join(sop["values"][:SHOWN_VALUES]) + (", …" if sop["n_values"] > SHOWN_VALUES else "")
+        name = (sop["name"] or "-") + (" (output)" if sop["output"] else "")
+        sops.add_row(name, sop["kind"], sop["encoding"], str(sop["n_values"]), shown)
+    console.print(sops)
+    layers = Table("layer", "heads", "d_head", "d_mlp", title="model", title_justify="left")
+    for i, layer in enumerate(model["layers"]):
+        layers.add_row(str(i), str(layer["n_head"]), str(layer["d_head"] or "-"), str(layer["d_mlp"] or "-"))
+    console.print(layers)
+    console.print(f"d_model {model['d_model']}   parameters {model['params']:,} "
+                  f"({model['nonzero']:,} non-zero, {model['dtype']})")
+    console.print(f"FLOPs per forward at max_len ({model['flops_positions']} positions): "
+                  f"{model['flops']['total']:,}")
+    if report["emitted"]:
+        console.print(f"wrote {report['emitted']}")

@@ -1,0 +1,94 @@
+"""`rasp-run WEIGHTS.npz INPUT`: run a model (SPEC §3), or report on it.
+
+Without a report flag, a causal model whose outputs are tokens of its own vocab completes INPUT
+(`--steps N`) and prints `INPUT :: CONTINUATION`; any other model prints its output per position.
+The reports: `--accuracy` (accuracy.py), `--score TEXT` (score.py), `--flops` (flops_report.py),
+`--trace` (trace_report.py). WEIGHTS may also be a `.rasp` program, compiled on the fly.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ..forward import can_complete, complete, predict
+from ..model import Model
+from . import accuracy, flops_report, score, trace_report
+from .common import CliError, Parser, load_model, make_console, positive_int, print_json, run_edge
+from .tokens import join_tokens, split_input, value_text
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="rasp-run", description="Run a compiled model, or report on it.")
+    parser.add_argument("weights", metavar="WEIGHTS", help="a .npz weights file, or a .rasp program")
+    parser.add_argument("input", metavar="INPUT", nargs="?",
+                        help="the input: characters, or whitespace-separated tokens")
+    parser.add_argument("--steps", type=positive_int, default=10, metavar="N",
+                        help="tokens to complete, for a causal model (default 10)")
+    reports = parser.add_mutually_exclusive_group()
+    reports.add_argument("--accuracy", action="store_true",
+                         help="compare the model with the reference interpreter (no INPUT)")
+    reports.add_argument("--score", metavar="TEXT", help="next-token accuracy along TEXT (no INPUT)")
+    reports.add_argument("--flops", action="store_true",
+                         help="FLOPs of this prediction, beside the direct rule's operations")
+    reports.add_argument("--trace", action="store_true",
+                         help="the residual stream decoded per layer, and attention heatmaps")
+    parser.add_argument("--skip", type=int, default=0, metavar="K",
+                        help="with --score: predictions not counted at the start (default 0)")
+    parser.add_argument("--samples", type=positive_int, default=accuracy.DEFAULT_SAMPLES, metavar="N",
+                        help=f"with --accuracy: random inputs when there are more than "
+                             f"{accuracy.EXHAUSTIVE_LIMIT:,} (default {accuracy.DEFAULT_SAMPLES:,})")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="with --accuracy: the sample's seed")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_edge(_run, build_parser(), argv)
+
+
+def _run(args) -> int:
+    takes_input = not (args.accuracy or args.score is not None)
+    if takes_input and args.input is None:
+        raise CliError("rasp-run: error: INPUT is required (see --help)")
+    if not takes_input and args.input is not None:
+        raise CliError(f"rasp-run: error: {'--accuracy' if args.accuracy else '--score'} "
+                       f"takes no INPUT, got {args.input!r} (see --help)")
+    model = load_model(args.weights)
+    if args.accuracy:
+        report = accuracy.measure(model, args.weights, args.samples, args.seed, progress=not args.json)
+        return _show(args, report, accuracy.render)
+    if args.score is not None:
+        return _show(args, score.measure(model, split_input(model, args.score), args.skip), score.render)
+    tokens = split_input(model, args.input)
+    if args.flops:
+        return _show(args, flops_report.measure(model, args.weights, tokens), flops_report.render)
+    if args.trace:
+        return _show(args, trace_report.measure(model, tokens), trace_report.render)
+    return _show(args, outputs(model, tokens, args.steps), render_outputs)
+
+
+def _show(args, report: dict, render) -> int:
+    if args.json:
+        print_json(report)
+    else:
+        render(report, make_console())
+    return 0
+
+
+def outputs(model: Model, tokens: list, steps: int) -> dict:
+    """The completion (a completing model) or the output at each position (any other)."""
+    if can_complete(model):
+        continuation = complete(model, tokens, steps=steps)
+        return {"input": tokens, "continuation": continuation,
+                "text": f"{join_tokens(model, tokens)} :: {join_tokens(model, continuation)}"}
+    return {"input": tokens, "output": predict(model, [tokens])[0]}
+
+
+def render_outputs(report: dict, console) -> None:
+    if "text" in report:
+        print(report["text"])
+        return
+    table = Table("position", "input", "output")
+    for i, (token, value) in enumerate(zip(report["input"], report["output"])):
+        table.add_row(str(i), value_text(token), value_text(value))
+    console.print(table)
