@@ -1,0 +1,235 @@
+"""The command line (SPEC §3), run in-process: `main(argv)` with stdout/stderr captured.
+
+Reports are checked against their oracles: completions against the post's, --accuracy and
+--score against the interpreter's agreement, --flops against count_flops and the OpCounter.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_zoo import handmade_module
+from rasp_compile import compile
+from rasp_compile.cli import compile_cmd, run_cmd
+from rasp_compile.flops import count_flops
+from rasp_compile.frontend import load_program
+from rasp_compile.interpret import OpCounter, evaluate
+from rasp_compile.model import n_nonzero, n_params
+from rasp_compile.weights_file import load, save
+
+PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
+AAB = str(PROGRAMS / "aab.rasp")
+AAB_TEXT = "aabaabaabaabaabaabaabaabaabaab"
+
+
+@pytest.fixture(scope="module")
+def aab(tmp_path_factory) -> str:
+    """programs/aab.rasp compiled by `rasp-compile --emit`."""
+    path = str(tmp_path_factory.mktemp("cli") / "aab.npz")
+    assert compile_cmd.main([AAB, "--emit", path]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def handmade(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("cli") / "handmade_aab.npz")
+    save(handmade_module().build(), path)
+    return path
+
+
+def run(capsys, main, *argv) -> tuple[int, str, str]:
+    status = main([str(arg) for arg in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def run_json(capsys, main, *argv) -> dict:
+    status, out, err = run(capsys, main, *argv, "--json")
+    assert (status, err) == (0, "")
+    return json.loads(out)
+
+
+COMPLETIONS = {"aabaa": "baabaabaab", "a": "baabaabaab", "ba": "abaabaabaa",
+               "abaab": "aabaabaaba", "ababa": "abaabaabaa", "bbbbb": "aabaabaaba"}
+
+
+@pytest.mark.parametrize("text", COMPLETIONS)
+def test_compiled_aab_completes_like_the_post(capsys, aab, text):
+    assert run(capsys, run_cmd.main, aab, text) == (0, f"{text} :: {COMPLETIONS[text]}\n", "")
+
+
+def test_rasp_file_runs_compiled_on_the_fly_and_handmade_model_runs(capsys, handmade):
+    assert run(capsys, run_cmd.main, AAB, "aabaa", "--steps", 3)[1] == "aabaa :: baa\n"
+    assert run(capsys, run_cmd.main, handmade, "bbbbb")[1] == "bbbbb :: aabaabaaba\n"
+
+
+def test_compile_summary_reports_the_model(capsys, aab):
+    model = load(aab)
+    status, out, _ = run(capsys, compile_cmd.main, AAB)
+    assert status == 0
+    for text in ("prev", "next (output)", "sequence_map", "d_model 12",
+                 f"parameters {n_params(model):,} ({n_nonzero(model):,} non-zero",
+                 f"{count_flops(model, 6)['total']:,}"):
+        assert text in out
+    report = run_json(capsys, compile_cmd.main, AAB, "--max-len", 7, "--dtype", "float64")
+    assert report["program"]["max_len"] == 7 and report["model"]["dtype"] == "float64"
+    assert report["model"]["layers"] == [{"n_head": 1, "d_head": 7, "d_mlp": 4}]
+    assert report["model"]["flops"] == count_flops(compile(load_program(AAB), max_len=7), 8)
+    assert [s["name"] for s in report["program"]["sops"]] == ["indices", "tokens", "prev", "next"]
+
+
+def test_score_counts_27_of_27(capsys, aab):
+    assert run(capsys, run_cmd.main, aab, "--score", AAB_TEXT, "--skip", 2) == (0, "27/27 (100.0%)\n", "")
+    report = run_json(capsys, run_cmd.main, aab, "--score", "abbab", "--skip", 0)
+    program = load_program(AAB)  # prediction i+1 is the program's output at i
+    expected = evaluate(program, list("abba"))
+    assert report["predictions"] == expected
+    right = sum(e == t for e, t in zip(expected, "bbab"))
+    assert (report["correct"], report["counted"]) == (right, 4)
+
+
+def test_accuracy_is_100_percent_on_all_62_inputs(capsys, aab, handmade):
+    status, out, _ = run(capsys, run_cmd.main, aab, "--accuracy")
+    assert status == 0 and "62" in out and "100.0%" in out
+    for path in (aab, handmade):
+        report = run_json(capsys, run_cmd.main, path, "--accuracy")
+        assert report["mode"] == "exhaustive"
+        assert report["total"] == {"sequences": 62, "positions": 258, "agree": 258,
+                                   "program_errors": 0, "percent": 100.0}
+        assert [row["sequences"] for row in report["lengths"]] == [2, 4, 8, 16, 32]
+
+
+def test_accuracy_shows_disagreements_and_samples(capsys, tmp_path):
+    model = compile(load_program(AAB))
+    model.params["unembed"] = model.params["unembed"][:, ::-1].copy()  # swap the a and b logits
+    path = tmp_path / "wrong.npz"
+    save(model, path)
+    report = run_json(capsys, run_cmd.main, path, "--accuracy")
+    assert report["total"]["agree"] == 0 and report["n_disagreeing_inputs"] == 62
+    assert report["disagreements"][0] == {"input": "a", "expected": ["b"], "got": ["a"]}
+    status, out, _ = run(capsys, run_cmd.main, path, "--accuracy")
+    assert "first disagreements" in out
+
+
+def test_accuracy_samples_beyond_100000_inputs(capsys, tmp_path):
+    path = tmp_path / "aab17.npz"  # 2 + 4 + ... + 2**17 > 100,000 inputs
+    assert run(capsys, compile_cmd.main, AAB, "--max-len", 17, "--emit", path)[0] == 0
+    report = run_json(capsys, run_cmd.main, path, "--accuracy", "--samples", 40, "--seed", 3)
+    assert report["mode"] == "sampled" and report["seed"] == 3
+    assert report["total"]["sequences"] == 40 and report["total"]["percent"] == 100.0
+    assert report == run_json(capsys, run_cmd.main, path, "--accuracy", "--samples", 40, "--seed", 3)
+
+
+def test_flops_json_equals_count_flops_and_the_interpreter_counter(capsys, aab):
+    report = run_json(capsys, run_cmd.main, aab, "aabaa", "--flops")
+    model, program = load(aab), load_program(AAB)
+    assert report["model"]["whole"] == count_flops(model, 6)
+    assert report["model"]["last"] == count_flops(model, 6, last_only=True)
+    whole, before = OpCounter(), OpCounter()
+    evaluate(program, list("aabaa"), whole)
+    evaluate(program, list("aaba"), before)
+    assert report["direct_rule"]["whole"]["total"] == whole.total
+    assert report["direct_rule"]["whole"]["predicate_tests"] == whole.predicate_tests
+    assert report["direct_rule"]["last"]["total"] == whole.total - before.total
+    assert report["ratio"]["whole"] == pytest.approx(count_flops(model, 6)["total"] / whole.total)
+    status, out, _ = run(capsys, run_cmd.main, aab, "aabaa", "--flops")
+    assert status == 0 and "FLOP conventions" in out and f"{count_flops(model, 6)['total']:,}" in out
+
+
+def test_flops_of_a_model_without_source(capsys, tmp_path):
+    model = handmade_module().build()
+    del model.meta["source"]
+    save(model, tmp_path / "bare.npz")
+    report = run_json(capsys, run_cmd.main, tmp_path / "bare.npz", "aabaa", "--flops")
+    assert report["model"]["whole"]["total"] == 3985 and report["direct_rule"] is None
+    assert "needs the program" in run(capsys, run_cmd.main, tmp_path / "bare.npz", "aabaa", "--flops")[1]
+
+
+def test_trace_decodes_named_sops_and_attention(capsys, aab):
+    status, out, _ = run(capsys, run_cmd.main, aab, "aabaa", "--trace")
+    assert status == 0
+    assert all(name in out for name in ("tokens", "indices", "prev", "next", "BOS", "layer 0 head 0"))
+    report = run_json(capsys, run_cmd.main, aab, "aabaa", "--trace")
+    last = report["stages"][-1]
+    assert last["values"]["prev"] == ["a", "a", "a", "b", "a"]  # the default "a", then the previous token
+    assert last["values"]["next"] == [*"bbaab"] and last["written"] == ["next"]
+    pattern = np.array(report["attention"][0]["pattern"])  # [BOS + 5 queries, BOS + 5 keys]
+    np.testing.assert_allclose(pattern[1:].argmax(axis=1), [0, 1, 2, 3, 4])  # query i reads key i-1
+
+
+def test_non_completing_model_prints_a_table_and_numbers_match_the_vocab(capsys):
+    status, out, _ = run(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "1 2 3")
+    assert status == 0 and "position" in out
+    assert run_json(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "123")["output"] == [3, 2, 1]
+    numbers = run_json(capsys, run_cmd.main, PROGRAMS / "frac_prevs.rasp", "xyyx")["output"]
+    assert numbers == pytest.approx([1, 0.5, 1 / 3, 0.5], abs=1e-5)
+
+
+def test_json_completion(capsys, aab):
+    report = run_json(capsys, run_cmd.main, aab, "aabaa")
+    assert report["continuation"] == list("baabaabaab") and report["text"] == "aabaa :: baabaabaab"
+
+
+@pytest.mark.parametrize("main", [compile_cmd.main, run_cmd.main])
+def test_help(capsys, main):
+    status, out, _ = run(capsys, main, "--help")
+    assert status == 0 and "--json" in out
+
+
+def one_line_error(capsys, main, *argv, status=2) -> str:
+    got, out, err = run(capsys, main, *argv)
+    assert got == status and out == ""
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def test_input_errors(capsys, aab):
+    assert one_line_error(capsys, run_cmd.main, aab, "abc") == "error: token 'c' is not in the vocab {a, b}\n"
+    assert "empty" in one_line_error(capsys, run_cmd.main, aab, " ")
+    assert "longer than max_len 8" in one_line_error(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "1" * 9)
+    assert "max_len" in one_line_error(capsys, run_cmd.main, aab, "aabaab", "--flops")
+    assert "INPUT is required" in one_line_error(capsys, run_cmd.main, aab)
+
+
+def test_file_errors(capsys, aab, tmp_path):
+    truncated, pickled, not_zip = tmp_path / "truncated.npz", tmp_path / "pickled.npz", tmp_path / "text.npz"
+    truncated.write_bytes(Path(aab).read_bytes()[:300])
+    np.savez(pickled, meta=np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    not_zip.write_text("hello\n")
+    assert "no such file" in one_line_error(capsys, run_cmd.main, tmp_path / "missing.npz", "a")
+    assert "truncated" in one_line_error(capsys, run_cmd.main, truncated, "a")
+    assert "pickled" in one_line_error(capsys, run_cmd.main, pickled, "a")
+    assert "not a zip" in one_line_error(capsys, run_cmd.main, not_zip, "a")
+    assert "no such file" in one_line_error(capsys, compile_cmd.main, tmp_path / "missing.rasp")
+
+
+def test_command_line_errors(capsys):
+    assert "--bogus" in one_line_error(capsys, compile_cmd.main, AAB, "--bogus")
+    assert "--max-len" in one_line_error(capsys, compile_cmd.main, AAB, "--max-len", "0")
+    assert "--max-len" in one_line_error(capsys, compile_cmd.main, AAB, "--max-len", "x")
+    assert "not allowed with" in one_line_error(capsys, run_cmd.main, AAB, "a", "--flops", "--trace")
+
+
+def test_malformed_program_exits_1_with_location_and_caret(capsys, tmp_path):
+    bad = tmp_path / "bad.rasp"
+    bad.write_text("vocab {a, b}\nmax_len 5\nx = map(lambda t: t, tokenz)\noutput x\n")
+    status, out, err = run(capsys, compile_cmd.main, bad)
+    assert status == 1 and out == ""
+    assert err.splitlines() == [f"{bad}:3:22: error: unknown name 'tokenz'",
+                                "x = map(lambda t: t, tokenz)", " " * 21 + "^"]
+    assert run(capsys, run_cmd.main, bad, "ab")[0] == 1
+
+
+@pytest.mark.skipif(not (shutil.which("rasp-compile") and shutil.which("rasp-run")),
+                    reason="console scripts not installed")
+def test_installed_console_scripts(tmp_path):
+    weights = tmp_path / "aab.npz"
+    subprocess.run(["rasp-compile", AAB, "--emit", str(weights)], check=True, capture_output=True)
+    done = subprocess.run(["rasp-run", str(weights), "aabaa"], check=True, capture_output=True, text=True)
+    assert done.stdout == "aabaa :: baabaabaab\n"
