@@ -114,7 +114,7 @@ def test_accuracy_shows_disagreements_and_samples(capsys, tmp_path):
     assert report["total"]["agree"] == 0 and report["n_disagreeing_inputs"] == 62
     assert report["disagreements"][0] == {"input": "a", "expected": ["b"], "got": ["a"]}
     status, out, _ = run(capsys, run_cmd.main, path, "--accuracy")
-    assert "first disagreements" in out
+    assert "62 inputs disagree" in out
 
 
 def test_accuracy_samples_beyond_100000_inputs(capsys, tmp_path):

@@ -70,11 +70,9 @@ def join_tokens(model: Model, values: list) -> str:
 
 
 def same_value(expected, got, tolerance: float = 1e-5) -> bool:
-    """Whether the model's output agrees with the interpreter's: numbers within `tolerance`
-    (relative or absolute), other values by token identity (true is not 1), none with none."""
-    if expected is None or got is None:
-        return expected is None and got is None
+    """Whether the model's output agrees with the interpreter's: equal as the interpreter's value
+    sets compare them (none only with none), or numbers within `tolerance` (relative or absolute)."""
+    if expected == got:
+        return True
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (expected, got))
-    if numbers:
-        return math.isclose(expected, got, rel_tol=tolerance, abs_tol=tolerance)
-    return token_key(expected) == token_key(got)
+    return numbers and math.isclose(expected, got, rel_tol=tolerance, abs_tol=tolerance)
