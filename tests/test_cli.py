@@ -126,6 +126,17 @@ def test_accuracy_samples_beyond_100000_inputs(capsys, tmp_path):
     assert report == run_json(capsys, run_cmd.main, path, "--accuracy", "--samples", 40, "--seed", 3)
 
 
+def test_program_errors_are_counted_apart(capsys, tmp_path):
+    conflict = tmp_path / "conflict.rasp"  # every input holding both tokens selects two values
+    conflict.write_text("vocab {a, b}\nmax_len 3\nx = aggregate(select(tokens, tokens, true), tokens)\noutput x\n")
+    report = run_json(capsys, run_cmd.main, conflict, "--accuracy")
+    assert report["total"] == {"sequences": 14, "positions": 12, "agree": 12, "program_errors": 8,
+                               "percent": 100.0}
+    assert report["program_errors"][0]["input"] == "ab"
+    err = run(capsys, run_cmd.main, conflict, "ab", "--flops")[2]
+    assert err.startswith(f"{conflict}:3:5: error: categorical aggregate 'x' selects different values")
+
+
 def test_flops_json_equals_count_flops_and_the_interpreter_counter(capsys, aab):
     report = run_json(capsys, run_cmd.main, aab, "aabaa", "--flops")
     model, program = load(aab), load_program(AAB)

@@ -118,8 +118,12 @@ def render(report: dict, console) -> None:
         for case in report["disagreements"]:
             shown.add_row(case["input"], " ".join(case["expected"]), " ".join(case["got"]))
         console.print(shown)
-    for case in report["program_errors"]:
-        console.print(f"program error on {case['input']}: {case['error']}", markup=False)
+    if report["program_errors"]:
+        errors = Table("input", "program error (the interpreter's)", title="inputs on which the program "
+                       "is in error (not counted)", title_justify="left")
+        for case in report["program_errors"]:
+            errors.add_row(case["input"], case["error"])
+        console.print(errors)
 
 
 def _percent(value: float | None) -> str:

@@ -65,6 +65,9 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
     except (InputError, WeightsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except RaspError as error:  # a program error outside `program_errors`: no source line to show
+        print(format_error(error, None), file=sys.stderr)
+        return 1
 
 
 @contextmanager
@@ -104,11 +107,12 @@ def load_model(path: str) -> Model:
 
 
 def reference_program(model: Model, weights_path: str) -> ir.Program | None:
-    """The program in `meta.source`, at the model's max_len; None when the file carries no source."""
+    """The program in `meta.source`, at the model's max_len; None when the file carries no source.
+    Its errors name `WEIGHTS:meta.source` (or the `.rasp` file a model was compiled from)."""
     source = model.meta.get("source")
     if source is None:
         return None
-    filename = f"{weights_path}:meta.source"
+    filename = weights_path if weights_path.endswith(".rasp") else f"{weights_path}:meta.source"
     with program_errors(filename, source):
         program = parse_program(source, filename)
     if program.max_len != model.meta["max_len"]:

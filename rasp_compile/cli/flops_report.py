@@ -11,7 +11,7 @@ from ..direct_cost import direct_rule_cost
 from ..flops import CONVENTIONS, count_flops
 from ..forward import encode
 from ..model import Model
-from .common import check_one_pass, reference_program
+from .common import check_one_pass, program_errors, reference_program
 from .tokens import join_tokens
 
 DIRECT_FIELDS = ("lookups", "predicate_tests", "additions", "comparisons", "divisions", "total")
@@ -23,7 +23,10 @@ def measure(model: Model, weights_path: str, tokens: list) -> dict:
     n_positions = len(encode(model, tokens))
     model_flops = {"whole": count_flops(model, n_positions), "last": count_flops(model, n_positions, last_only=True)}
     program = reference_program(model, weights_path)
-    direct = None if program is None else direct_rule_cost(program, tokens)
+    direct = None
+    if program is not None:
+        with program_errors(program.filename, program.source):  # the program may fail on this input
+            direct = direct_rule_cost(program, tokens)
     ratio = None if direct is None else {
         part: model_flops[part]["total"] / direct[part]["total"] if direct[part]["total"] else None
         for part in ("whole", "last")}

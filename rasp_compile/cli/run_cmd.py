@@ -55,7 +55,8 @@ def _run(args) -> int:
                        f"takes no INPUT, got {args.input!r} (see --help)")
     model = load_model(args.weights)
     if args.accuracy:
-        report = accuracy.measure(model, args.weights, args.samples, args.seed, progress=not args.json)
+        report = accuracy.measure(model, args.weights, args.samples, args.seed,
+                                  progress=not args.json and make_console().is_terminal)
         return _show(args, report, accuracy.render)
     if args.score is not None:
         return _show(args, score.measure(model, split_input(model, args.score), args.skip), score.render)
