@@ -95,17 +95,37 @@ def _checked_set(result: set, node: ir.SOp) -> frozenset:
     return frozenset(result)
 
 
+def nullable_sops(program: ir.Program) -> set:
+    """The s-ops that may be none at some position: a categorical aggregate without a default
+    (or of an s-op that may be none), and categorical maps of those. Numerical s-ops never are:
+    a numerical map of none is 0."""
+    nullable: set = set()
+    for node in program.nodes():
+        if not isinstance(node, ir.SOp) or node.encoding == ir.NUMERICAL:
+            continue
+        if isinstance(node, ir.Aggregate):
+            if node.default is None or node.sop in nullable:
+                nullable.add(node)
+        elif any(child in nullable for child in node.children()):
+            nullable.add(node)
+    return nullable
+
+
 def infer_value_sets(program: ir.Program) -> ValueSets:
     """The value set of every s-op of `program`; checks every lambda on every combination."""
     sets: ValueSets = {}
     n = program.max_len
+    nullable = nullable_sops(program)
     for node in program.nodes():
         if isinstance(node, ir.Select):
             _check_predicate(node, sets)
             continue
         if isinstance(node, ir.Selector):
             continue
-        sets[node] = _checked_set(_values_of(node, sets, program, n), node)
+        values = _values_of(node, sets, program, n)
+        if node.encoding == ir.NUMERICAL and any(child in nullable for child in node.children()):
+            values.add(0)  # a numerical map of none is 0
+        sets[node] = _checked_set(values, node)
     return sets
 
 

@@ -23,7 +23,7 @@ from itertools import product
 from typing import Callable
 
 from .. import ir
-from ..infer import ValueSets, is_number
+from ..infer import ValueSets, is_number, nullable_sops
 from .selectors import SelectorSpec, normalize_selector
 
 
@@ -143,6 +143,7 @@ class _Builder:
     program: ir.Program
     value_sets: ValueSets
     fold_embeddings: bool
+    nullable: set  # the s-ops that may be none (infer.nullable_sops)
     ops: list[Op] = field(default_factory=list)
     vars: dict = field(default_factory=dict)  # ir node -> Var
     writer: dict = field(default_factory=dict)  # Var -> Op
@@ -170,14 +171,21 @@ class _Builder:
 
     # -- conversions used by the primitives ----------------------------------------------------
 
-    def categorical_view(self, var: Var) -> Var:
-        """`var` itself if categorical, else a categorical copy written by an exact step MLP."""
+    def categorical_view(self, var: Var, signature: Callable = lambda x: x) -> Var:
+        """`var` itself if categorical; else a categorical copy written by an exact step MLP.
+
+        The copy needs only as many values as the consumer tells apart: values with equal
+        `signature` (e.g. the row of a sequence_map's table) share one dimension, named by the
+        first of them. A consumer computing on that value gets what it would on any other."""
         if var.encoding == ir.CATEGORICAL:
             return var
-        if var not in self.categorical_views:
-            view = self.new_var(f"{var.label}.cat", ir.CATEGORICAL, var.values)
-            self.categorical_views[var] = self.emit(NumericMLP(view, var, lambda x: x))
-        return self.categorical_views[var]
+        first_of: dict = {}
+        representative = {x: first_of.setdefault(signature(x), x) for x in var.values}
+        key = (var, tuple(representative[x] for x in var.values))
+        if key not in self.categorical_views:
+            view = self.new_var(f"{var.label}.cat", ir.CATEGORICAL, first_of.values())
+            self.categorical_views[key] = self.emit(NumericMLP(view, var, representative.__getitem__))
+        return self.categorical_views[key]
 
     def joint(self, parts: tuple[Var, ...]) -> Var:
         """A categorical variable holding the tuple of `parts` (none components included)."""
@@ -197,18 +205,9 @@ class _Builder:
             return self.vars[node]
         values = self.program.vocab if isinstance(node, ir.Tokens) else self.value_sets[node]
         label = node.label or f"{type(node).__name__.lower()}"
-        out = self.new_var(label, node.encoding, values, self._may_be_none(node))
+        out = self.new_var(label, node.encoding, values, node in self.nullable)
         self.vars[node] = self.emit(self._op_for(node, out))
         return out
-
-    def _may_be_none(self, node: ir.SOp) -> bool:
-        if node.encoding == ir.NUMERICAL:
-            return False
-        if isinstance(node, ir.Aggregate):
-            return node.default is None or self.vars[node.sop].may_be_none
-        return any(
-            isinstance(child, ir.SOp) and self.vars[child].may_be_none for child in node.children()
-        )
 
     def _op_for(self, node: ir.SOp, out: Var) -> Op:
         causal = self.program.causal
@@ -245,7 +244,9 @@ class _Builder:
             if linear is not None:
                 (a, b), c = linear
                 return LinearMLP(out, (first, second), (a, b), c)
-        return TableMLP(out, (self.categorical_view(first), self.categorical_view(second)), fn)
+        first_view = self.categorical_view(first, lambda x: tuple(fn(x, y) for y in second.values))
+        second_view = self.categorical_view(second, lambda y: tuple(fn(x, y) for x in first.values))
+        return TableMLP(out, (first_view, second_view), fn)
 
     def _aggregate_op(self, node: ir.Aggregate, out: Var) -> Op:
         selector = normalize_selector(node.selector, self)
@@ -302,7 +303,7 @@ def fit_linear_1d(fn: Callable, xs: tuple):
 
 def build_graph(program: ir.Program, value_sets: ValueSets, fold_embeddings: bool = True) -> Graph:
     """Every s-op the output depends on, as variables and the ops that write them."""
-    builder = _Builder(program, value_sets, fold_embeddings)
+    builder = _Builder(program, value_sets, fold_embeddings, nullable_sops(program))
     for node in program.nodes():
         if isinstance(node, ir.SOp):
             builder.var_for(node)

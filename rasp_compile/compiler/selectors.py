@@ -52,8 +52,9 @@ class SelectorSpec:
 def normalize_selector(selector: ir.Selector, builder: _Builder) -> SelectorSpec:
     """The selector as a conjunction of tables, creating joint variables where needed."""
     if isinstance(selector, ir.Select):
-        keys = builder.categorical_view(builder.var_for(selector.keys))
-        queries = builder.categorical_view(builder.var_for(selector.queries))
+        key_var, query_var = builder.var_for(selector.keys), builder.var_for(selector.queries)
+        keys = builder.categorical_view(key_var, lambda k: tuple(selector.holds(k, q) for q in query_var.values))
+        queries = builder.categorical_view(query_var, lambda q: tuple(selector.holds(k, q) for k in key_var.values))
         table = {
             (k, q): k is not None and q is not None and selector.holds(k, q)
             for k, q in product(keys.domain, queries.domain)
