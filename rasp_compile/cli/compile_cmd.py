@@ -50,7 +50,7 @@ def _compile(args) -> int:
     if args.json:
         print_json(report)
     else:
-        render(report)
+        render(report, make_console())
     return 0
 
 
@@ -87,8 +87,7 @@ def _natural(text: str):
         return (1, 0.0, text)
 
 
-def render(report: dict) -> None:
-    console = make_console()
+def render(report: dict, console) -> None:
     program, model = report["program"], report["model"]
     console.print(f"[bold]{program['name']}[/]  vocab {{{', '.join(program['vocab'])}}}  "
                   f"max_len {program['max_len']}  {'causal' if program['causal'] else 'not causal'}  "
