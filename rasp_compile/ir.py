@@ -42,9 +42,15 @@ class Fn:
     call: Callable[..., Value]
     text: str = "<python function>"
     loc: Loc | None = None
+    results: dict = field(default_factory=dict, repr=False)  # memo: arguments -> result
 
     def __call__(self, *args: Value) -> Value:
-        return canonical(self.call(*args))
+        """`call(*args)`, canonical (floats snapped), computed once per distinct arguments:
+        inference, compilation and the interpreter all ask for the same combinations."""
+        key = tuple((type(a), a) for a in args)  # 1, 1.0 and True are equal but not the same
+        if key not in self.results:
+            self.results[key] = canonical(self.call(*args))
+        return self.results[key]
 
 
 SNAP_DENOMINATOR = 10**6

@@ -90,23 +90,34 @@ def binary(op: str, left: ir.Value, right: ir.Value) -> ir.Value:
 
 def evaluate(expr: ast.Expr, env: dict[str, ir.Value]) -> ir.Value:
     """The value of a checked lambda body, its names taken from `env`."""
+    return closure(expr)(env)
+
+
+def closure(expr: ast.Expr) -> Callable[[dict], ir.Value]:
+    """The body turned once into nested Python closures, env -> value: the tree is dispatched
+    on here, not at every call (value sets call a lambda on every combination of values)."""
     if isinstance(expr, ast.Literal):
-        return expr.value
+        value = expr.value
+        return lambda env: value
     if isinstance(expr, ast.Name):
-        return env[expr.name]
+        name = expr.name
+        return lambda env: env[name]
     if isinstance(expr, ast.Unary):
-        return unary(expr.op, evaluate(expr.operand, env))
+        op, operand = expr.op, closure(expr.operand)
+        return lambda env: unary(op, operand(env))
     if isinstance(expr, ast.Binary):
-        left = evaluate(expr.left, env)
-        if expr.op == "and" and not left or expr.op == "or" and left:
-            return left  # short-circuit, as in Python: `x != 0 and 1 / x > 2` is safe
-        return binary(expr.op, left, evaluate(expr.right, env))
+        op, left, right = expr.op, closure(expr.left), closure(expr.right)
+        if op == "and":  # short-circuit, as in Python: `x != 0 and 1 / x > 2` is safe
+            return lambda env: (lambda a: right(env) if a else a)(left(env))
+        if op == "or":
+            return lambda env: (lambda a: a if a else right(env))(left(env))
+        return lambda env: binary(op, left(env), right(env))
     if isinstance(expr, ast.Ternary):
-        branch = expr.then if evaluate(expr.cond, env) else expr.orelse
-        return evaluate(branch, env)
+        cond, then, orelse = closure(expr.cond), closure(expr.then), closure(expr.orelse)
+        return lambda env: then(env) if cond(env) else orelse(env)
     if isinstance(expr, ast.Call):
-        function = FUNCTIONS[expr.func][0]
-        return bounded(function(*(evaluate(arg, env) for arg in expr.args)))
+        function, args = FUNCTIONS[expr.func][0], [closure(arg) for arg in expr.args]
+        return lambda env: bounded(function(*(arg(env) for arg in args)))
     raise TypeError(f"not a lambda body expression: {type(expr).__name__}")
 
 
@@ -126,8 +137,10 @@ def make_fn(lam: ast.Lambda, resolve: Callable[[ast.Name], ir.Value]) -> ir.Fn:
         elif isinstance(node, (ast.Lambda, ast.Keyword, ast.CompareOp)):
             raise RaspTypeError(f"{_FORBIDDEN[type(node)]} is not allowed inside a lambda body", node.loc)
 
+    body = closure(lam.body)
+
     def call(*args: ir.Value) -> ir.Value:
-        return evaluate(lam.body, {**constants, **dict(zip(params, args))})
+        return body({**constants, **dict(zip(params, args))})
 
     return ir.Fn(call, lam.text, lam.loc)
 
