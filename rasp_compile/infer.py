@@ -10,6 +10,7 @@ apart (all-zero one-hot in the compiled model).
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from itertools import product
 from numbers import Number
@@ -75,9 +76,19 @@ def call_checked(fn: ir.Fn, args: tuple, node: ir.Node):
         return fn(*args)
     except Exception as failure:  # any failure of user code: the lambda evaluator's or Python's
         shown = ", ".join(repr(a) for a in args)
-        raise RaspValueError(
-            f"lambda {fn.text} fails on ({shown}): {failure}", fn.loc or node.loc
-        ) from None
+        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {failure}", fn.loc or node.loc) from None
+
+
+def describe_fn(fn: ir.Fn) -> str:
+    """How a function reads in a message: a lambda as written (`lambda i: 1 / i`), an operator of
+    the sugar (`operator x + 1`), a Python function of the embedded API by name (`function f`)."""
+    if re.match(r"lambda\b", fn.text):
+        return fn.text
+    if fn.text.isidentifier():
+        return f"function {fn.text}"
+    if fn.text.startswith("<"):  # "<lambda>", "<python function>": Python gives no better name
+        return "a Python function"
+    return f"operator {fn.text}"
 
 
 def _checked_set(result: set, node: ir.SOp) -> frozenset:

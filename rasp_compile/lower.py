@@ -12,6 +12,9 @@ Scoping rules (SPEC §1 leaves them open):
   (fresh IR nodes per call) in a scope of its parameters, then its own earlier locals, then the
   top-level names bound when the call is expanded. Recursion, direct or mutual, is refused for
   every def, called or not, at the call that closes the cycle.
+- Every def, called or not, is also checked where it is written without being expanded: its names
+  (against its parameters, its earlier locals and every top-level name), its calls and argument
+  counts, its lambdas. Kinds depend on a call's arguments, so they wait for the expansion.
 - Inside a lambda, a name is one of its parameters or a scalar constant in scope (a top-level
   scalar or a def's scalar parameter); the lambda closes over the constant's value.
 - A missing declaration (vocab, max_len, output) is reported at line 1, column 1, where
@@ -21,7 +24,7 @@ Scoping rules (SPEC §1 leaves them open):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Callable, NoReturn, Union
 
 from . import ast, ir, lambda_eval
 from .errors import Loc, RaspNameError, RaspTypeError, RaspValueError
@@ -40,6 +43,9 @@ BUILTIN_FUNCTIONS = {
     "numerical": (1, ()),
     "categorical": (1, ()),
 }
+
+# Each built-in's lambda arguments: (function, argument index) -> the lambda's parameter count.
+LAMBDA_PARAMS = {("map", 0): 1, ("sequence_map", 0): 2, ("select", 2): 2}
 
 MAX_LEN_LIMIT = 1_000
 """The largest max_len accepted: inference tries every lambda on every pair of values, so a
@@ -127,7 +133,9 @@ class _Lowering:
         for stmt in self.module.statements:
             if isinstance(stmt, ast.Assign):
                 self._bind(stmt.name, self.expr(stmt.value, self.globals), stmt.loc, self.globals)
-            elif not isinstance(stmt, ast.Def):
+            elif isinstance(stmt, ast.Def):
+                self._check_def(stmt)
+            else:
                 self._declare(stmt)
         vocab = _vocab(self._required(ast.Vocab))
         max_len = _max_len(self._required(ast.MaxLen))
@@ -253,6 +261,10 @@ class _Lowering:
             return self._builtin(call, scope)
         if call.func in self.defs:
             return self._expand(call, scope)
+        self._not_a_function(call, scope)
+
+    def _not_a_function(self, call: ast.Call, scope: Scope) -> NoReturn:
+        """The error of a call of something that is neither a built-in nor a def."""
         if call.func in lambda_eval.FUNCTIONS:
             raise RaspTypeError(f"'{call.func}' can only be called inside a lambda", call.loc)
         if scope.find(call.func) is not None or call.func in BUILTIN_SOPS:
@@ -285,7 +297,9 @@ class _Lowering:
         ordinal = ORDINALS[index] if index < len(ORDINALS) else f"{index + 1}th"
         raise RaspTypeError(f"{call.func} expects {what} as its {ordinal} argument, got {kind(value)}", arg.loc)
 
-    def _fn(self, lam: ast.Lambda, arity: int, call: ast.Call, scope: Scope) -> ir.Fn:
+    def _fn(self, lam: ast.Lambda, call: ast.Call, index: int, scope: Scope) -> ir.Fn:
+        """The function of the lambda that is argument `index` of `call`, checked."""
+        arity = LAMBDA_PARAMS[call.func, index]
         if len(lam.params) != arity:
             plural = "s" if arity != 1 else ""
             raise RaspTypeError(
@@ -312,16 +326,16 @@ class _Lowering:
 
         loc = call.loc
         if call.func == "map":
-            fn = self._fn(expect(0, ast.Lambda), 1, call, scope)
+            fn = self._fn(expect(0, ast.Lambda), call, 0, scope)
             return ir.Map(fn, expect(1, ir.SOp), loc=loc)
         if call.func == "sequence_map":
-            fn = self._fn(expect(0, ast.Lambda), 2, call, scope)
+            fn = self._fn(expect(0, ast.Lambda), call, 0, scope)
             return ir.SequenceMap(fn, expect(1, ir.SOp), expect(2, ir.SOp), loc=loc)
         if call.func == "select":
             keys, queries = expect(0, ir.SOp), expect(1, ir.SOp)
             predicate = expect(2, (ast.CompareOp, ast.Lambda, bool))
             if isinstance(predicate, ast.Lambda):
-                predicate = self._fn(predicate, 2, call, scope)
+                predicate = self._fn(predicate, call, 2, scope)
             elif isinstance(predicate, ast.CompareOp):
                 predicate = predicate.op
             else:
@@ -356,6 +370,45 @@ class _Lowering:
         for stmt in d.body:
             self._bind(stmt.name, self.expr(stmt.value, local), stmt.loc, local)
         return self.expr(d.result, local)
+
+    # -- defs, unexpanded -----------------------------------------------------------------
+
+    def _check_def(self, d: ast.Def) -> None:
+        """Check a def's body without expanding it (see the module docstring). The scopes bind
+        every name the body may see to None, a value not known until a call."""
+        visible = Scope({name: Binding(None, loc) for name, loc in self.bound_later.items()})
+        local = Scope({p.name: Binding(None, p.loc) for p in d.params}, parent=visible)
+        for stmt in d.body:
+            self._check_unexpanded(stmt.value, local)
+            self._bind(stmt.name, None, stmt.loc, local)
+        self._check_unexpanded(d.result, local)
+
+    def _check_unexpanded(self, e: ast.Node, scope: Scope) -> None:
+        """Check the names and calls of an expression of an unexpanded def body."""
+        if isinstance(e, ast.Name):
+            self._lookup(e, scope)
+        elif isinstance(e, ast.Call):
+            self._check_call(e, scope)
+        else:
+            for child in ast.children(e):
+                self._check_unexpanded(child, scope)
+
+    def _check_call(self, call: ast.Call, scope: Scope) -> None:
+        """A call's function and argument counts; lambdas where the built-in takes one; then the
+        arguments themselves. A lambda elsewhere is a wrong kind, reported at expansion."""
+        if call.func in BUILTIN_FUNCTIONS:
+            args, named = self._arguments(call, *BUILTIN_FUNCTIONS[call.func])
+        elif call.func in self.defs:
+            args, named = self._arguments(call, len(self.defs[call.func].params), ())
+        else:
+            self._not_a_function(call, scope)
+        for index, arg in enumerate(args):
+            if isinstance(arg, ast.Lambda) and (call.func, index) in LAMBDA_PARAMS:
+                self._fn(arg, call, index, scope)
+            elif not isinstance(arg, ast.Lambda):
+                self._check_unexpanded(arg, scope)
+        for keyword in named.values():
+            self._check_unexpanded(keyword.value, scope)
 
 
 _KEYWORDS = {ast.Vocab: "vocab", ast.MaxLen: "max_len", ast.Causal: "causal", ast.Output: "output"}

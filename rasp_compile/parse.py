@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from lark import Lark, Token, Transformer_NonRecursive, UnexpectedInput, v_args
+from lark import Lark, Token, Transformer_NonRecursive, Tree, UnexpectedInput, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
 
@@ -149,12 +149,65 @@ def _syntax_error(error: UnexpectedInput, text: str) -> RaspSyntaxError:
         else:
             message = f"unexpected character {char!r}"
     elif isinstance(error, UnexpectedToken):
+        unclosed = _unclosed_bracket(error)
+        if unclosed is not None:
+            return unclosed
         message = f"unexpected {_describe_token(error.token)}; {_expected(error.accepts or error.expected)}"
         if error.token.type == "$END":
             line, col = text.count("\n") + 2, 1  # past the end: clamp() moves it to the last character
     else:  # UnexpectedEOF (not raised by LALR, but part of UnexpectedInput)
         message = "unexpected end of the program"
     return RaspSyntaxError(message, clamp(Loc(line or 1, col or 1), text))
+
+
+_CLOSERS = {"LPAR": ("RPAR", ")"), "LBRACE": ("RBRACE", "}")}
+
+
+def _unclosed_bracket(error: UnexpectedToken) -> RaspSyntaxError | None:
+    """The error of a bracket left open at the end of a line, located there, or None.
+
+    The post-lexer drops newlines inside parentheses (and a vocab's braces), so a missing ')'
+    shows only at the first token of the next line that cannot continue the expression. When the
+    innermost open bracket could have been closed just before that newline, the error is that
+    bracket, reported right after the last token of its line rather than on the next line.
+    """
+    token = error.token
+    stack = error.interactive_parser.parser_state.value_stack if error.interactive_parser else []
+    end = _end(stack[-1]) if stack else None
+    opening = _innermost_open(stack)
+    if token.type in ("$END", "_NL") or end is None or opening is None or end.line >= token.line:
+        return None
+    closer, char = _CLOSERS[opening.type]
+    if closer not in (error.accepts or error.expected):
+        return None
+    return RaspSyntaxError(
+        f"missing '{char}' to close the '{opening.value}' at line {opening.line}, column {opening.column} "
+        f"(the next line starts with {_describe_token(token)})",
+        end,
+    )
+
+
+def _innermost_open(stack: list) -> Token | None:
+    """The last bracket on the parser's value stack that no later bracket there closes, if
+    newlines are dropped inside it (a parenthesis or a vocab's brace, not a def's brace)."""
+    closed = 0
+    for i in reversed(range(len(stack))):
+        item = stack[i]
+        if isinstance(item, Token) and item.type in ("RPAR", "RBRACE"):
+            closed += 1
+        elif isinstance(item, Token) and item.type in _CLOSERS:
+            if not closed:
+                vocab = i > 0 and isinstance(stack[i - 1], Token) and stack[i - 1].type == "VOCAB"
+                return item if item.type == "LPAR" or vocab else None
+            closed -= 1
+    return None
+
+
+def _end(item: Token | Tree) -> Loc | None:
+    """Just after the last character of a token or a (partly) parsed rule; None if it is empty."""
+    if isinstance(item, Token):
+        return Loc(item.end_line, item.end_column)
+    return None if item.meta.empty else Loc(item.meta.end_line, item.meta.end_column)
 
 
 def _check_depth(module: ast.Module) -> None:

@@ -3,6 +3,7 @@ with a message that says what was expected."""
 
 import pytest
 
+from rasp_compile import ir
 from rasp_compile.errors import (
     RaspError,
     RaspNameError,
@@ -12,12 +13,18 @@ from rasp_compile.errors import (
     format_error,
 )
 from rasp_compile.frontend import parse_program
+from rasp_compile.infer import infer_value_sets
 
 H = "vocab {a, b}\nmax_len 5\n"  # two lines: the body starts on line 3
 
 CORPUS = [
     # -- syntax ---------------------------------------------------------------------------
-    ("missing_paren", H + "x = map(lambda x: x, tokens\noutput x", RaspSyntaxError, 4, 1, "unexpected 'output'; expected one of"),
+    ("missing_paren", H + "x = map(lambda x: x, tokens\noutput x", RaspSyntaxError, 3, 28, "missing ')' to close the '(' at line 3, column 8 (the next line starts with 'output')"),
+    ("missing_paren_call_over_lines", H + "x = map(lambda x: x,\n  tokens  # the end\n\noutput x", RaspSyntaxError, 4, 9, "missing ')' to close the '(' at line 3, column 8"),
+    ("missing_outer_paren", H + "x = map(lambda x: x, (tokens + 1)\noutput x", RaspSyntaxError, 3, 34, "missing ')' to close the '(' at line 3, column 8"),
+    ("missing_paren_in_def", H + "def f(s) {\n  t = map(lambda x: x, s\n  return t\n}\noutput f(tokens)", RaspSyntaxError, 4, 25, "(the next line starts with 'return')"),
+    ("missing_vocab_brace", "vocab {a, b\nmax_len 5\noutput tokens", RaspSyntaxError, 1, 12, "missing '}' to close the '{' at line 1, column 7"),
+    ("missing_separator_before_return", H + "def f(s) { t = s return t }\noutput f(tokens)", RaspSyntaxError, 3, 18, "unexpected 'return'; expected one of a newline, an operator, '(', ';', '}'"),
     ("missing_paren_at_end", H + "output map(lambda x: x, tokens", RaspSyntaxError, 3, 31, "unexpected end of the program; expected one of an operator, '(', ')', ','"),
     ("extra_paren", H + "x = indices)\noutput x", RaspSyntaxError, 3, 12, "unexpected ')'"),
     ("bad_token", H + "x = indices + * 2\noutput x", RaspSyntaxError, 3, 15, "unexpected '*'; expected one of a name, a number"),
@@ -50,6 +57,17 @@ CORPUS = [
     ("duplicate_def", H + "def f(s) { return s }\ndef f(t) { return t }\noutput f(tokens)", RaspNameError, 4, 5, "'f' is already defined (line 3)"),
     ("duplicate_parameter", H + "x = sequence_map(lambda a, a: a, tokens, tokens)\noutput x", RaspNameError, 3, 28, "parameter 'a' is listed twice"),
     ("lambda_unknown_name", H + "x = map(lambda t: t + offset, tokens)\noutput x", RaspNameError, 3, 23, "unknown name 'offset'"),
+    # -- defs that are never called: checked where they are written ---------------------
+    ("uncalled_def_unknown_name", H + "def f(s) {\n  return tokenz + s\n}\noutput tokens", RaspNameError, 4, 10, "unknown name 'tokenz'"),
+    ("uncalled_def_local_used_before_bound", H + "def f(s) {\n  t = u + s\n  u = s\n  return t\n}\noutput tokens", RaspNameError, 4, 7, "unknown name 'u'"),
+    ("uncalled_def_rebinds_parameter", H + "def f(s) {\n  s = s + 1\n  return s\n}\noutput tokens", RaspNameError, 4, 3, "'s' is already bound (line 3)"),
+    ("uncalled_def_unknown_function", H + "def f(s) { return mapp(lambda x: x, s) }\noutput tokens", RaspNameError, 3, 19, "unknown function 'mapp'"),
+    ("uncalled_def_builtin_arity", H + "def f(s) { return map(lambda x: x, s, s) }\noutput tokens", RaspTypeError, 3, 39, "map takes 2 arguments, got 3"),
+    ("uncalled_def_lambda_arity", H + "def f(s) { return select(s, s, lambda k: k) }\noutput tokens", RaspTypeError, 3, 32, "select expects a lambda of 2 parameters, got 1"),
+    ("uncalled_def_lambda_unknown_name", H + "def f(s) { return map(lambda x: x + k, s) }\noutput tokens", RaspNameError, 3, 37, "unknown name 'k'"),
+    ("uncalled_def_lambda_uses_sop", H + "def f(s) { return map(lambda x: x == tokens, s) }\noutput tokens", RaspTypeError, 3, 38, "'tokens' is an s-op"),
+    ("uncalled_def_bad_keyword", H + "def f(s) { return aggregate(s, s, defalt=1) }\noutput tokens", RaspTypeError, 3, 35, "aggregate has no keyword argument 'defalt'"),
+    ("uncalled_def_calls_def_badly", H + "def f(s) { return g(s, s) }\ndef g(a) { return a }\noutput tokens", RaspTypeError, 3, 24, "g takes 1 argument, got 2"),
     # -- kinds and counts -----------------------------------------------------------------
     ("selector_as_sop", H + "s = select(indices, indices, ==)\nx = aggregate(s, s)\noutput x", RaspTypeError, 4, 18, "aggregate expects an s-op as its second argument, got a selector"),
     ("sop_as_selector", H + "x = aggregate(indices, tokens)\noutput x", RaspTypeError, 3, 15, "aggregate expects a selector as its first argument, got an s-op"),
@@ -74,8 +92,8 @@ CORPUS = [
     ("numerical_mean_of_categorical", H + "x = numerical(aggregate(select(indices, indices, <=), indices))\noutput x", RaspTypeError, 3, 15, "a numerical mean needs a numerical s-op"),
     ("non_numeric_numerical", H + "x = numerical(map(lambda t: t, tokens))\noutput x", RaspTypeError, 3, 15, "takes the non-numeric value"),
     # -- values ---------------------------------------------------------------------------
-    ("lambda_division_by_zero", H + "x = map(lambda i: 10 / i, indices)\noutput x", RaspValueError, 3, 9, "fails on (0): division by zero"),
-    ("sugar_division_by_zero", H + "x = 10 // indices\noutput x", RaspValueError, 3, 8, "fails on (0): integer division or modulo by zero"),
+    ("lambda_division_by_zero", H + "x = map(lambda i: 10 / i, indices)\noutput x", RaspValueError, 3, 9, "lambda i: 10 / i fails on (0): division by zero"),
+    ("sugar_division_by_zero", H + "x = 10 // indices\noutput x", RaspValueError, 3, 8, "operator 10 // x fails on (0): integer division or modulo by zero"),
     ("constant_division_by_zero", H + "n = 1 % 0\noutput tokens", RaspValueError, 3, 7, "cannot compute '%' on these constants"),
     ("lambda_compares_str_with_int", H + "x = map(lambda t: t < 1, tokens)\noutput x", RaspValueError, 3, 9, "'<' not supported"),
     ("lambda_string_repetition", H + "x = map(lambda t: t * 3, tokens)\noutput x", RaspValueError, 3, 9, "string repetition is not allowed"),
@@ -119,4 +137,14 @@ def test_lambda_failure_names_the_lambda_and_values():
     with pytest.raises(RaspValueError) as caught:
         parse_program(H + "x = sequence_map(lambda a, b: a / (b - 1), indices, length)\noutput x")
     message = caught.value.message
-    assert "lambda a, b: a / (b - 1)" in message and "fails on (" in message and ", 1)" in message
+    assert message.startswith("lambda a, b: a / (b - 1) fails on (") and ", 1): division by zero" in message
+
+
+def test_python_function_failure_is_named_once():
+    def inverse(x):
+        return 1 / x
+
+    for fn, named in [(inverse, "function inverse"), (lambda x: 1 / x, "a Python function")]:
+        with pytest.raises(RaspValueError) as caught:
+            infer_value_sets(ir.Program(ir.Map(fn, ir.indices), ("a",), 3))
+        assert caught.value.message == f"{named} fails on (0): division by zero"
