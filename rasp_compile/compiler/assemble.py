@@ -19,16 +19,16 @@ import numpy as np
 
 from .. import ir
 from ..model import FORMAT, Model
-from .graph import Attend, Embed, Graph, NumericMLP, TableMLP, LinearMLP, dim_label
-from .layout import BOS, Layout
-from .pieces import Head, MLP, stack_mlps
-from .schedule import Block
 from .categorical_attn import categorical_head
+from .embed import embeddings
+from .layout import BOS, Layout
+from .numeric_mlp import step_mlp
 from .numerical_attn import numerical_head
+from .ops import Attend, Embed, Graph, Linear, NumericMLP, TableMLP, coordinate
+from .pieces import MLP, Head, stack_mlps
+from .schedule import Block
 from .selector_width import width_head
 from .table_mlp import table_mlp
-from .numeric_mlp import linear_mlp, numeric_mlp
-from .embed import embeddings
 
 BOS_TOKEN = "BOS"
 
@@ -42,10 +42,35 @@ def build_mlp(op, layout: Layout) -> MLP:
     if isinstance(op, TableMLP):
         return table_mlp(op, layout)
     if isinstance(op, NumericMLP):
-        return numeric_mlp(op, layout)
-    if isinstance(op, LinearMLP):
-        return linear_mlp(op, layout)
+        return step_mlp(op, layout)
     raise TypeError(f"no MLP rule for {type(op).__name__}")
+
+
+class Folds:
+    """The Linear ops of a graph, as extra output columns for the ops that write their inputs.
+
+    `spread(m)` takes any matrix whose last axis is the residual (an embedding, a head's w_o, an
+    MLP's w_out or b_out) and adds to every Linear output's column the weighted input columns:
+    whatever writes x also writes each linear function of x. `constant` is the Linear ops' bias,
+    which the position embedding carries at every position."""
+
+    def __init__(self, graph: Graph, layout: Layout):
+        self.sources: dict[int, list[tuple[int, float]]] = {}
+        self.constant = np.zeros(layout.d_model)
+        for op in graph.ops:
+            if not isinstance(op, Linear):
+                continue
+            for (var, value), vector in op.weights.items():
+                targets = self.sources.setdefault(layout[coordinate(var, value)], [])
+                targets.extend((layout[label], weight) for label, weight in vector.items())
+            self.constant += layout.vector(op.bias)
+
+    def spread(self, matrix: np.ndarray) -> np.ndarray:
+        out = matrix.copy()
+        for source, targets in self.sources.items():
+            for target, weight in targets:
+                out[..., target] += weight * matrix[..., source]
+        return out
 
 
 def _compensate(w: np.ndarray, b: np.ndarray, x_bos: np.ndarray, wanted: np.ndarray, bos_row: int) -> None:
@@ -84,7 +109,9 @@ def _attention_arrays(heads: list[Head], layout: Layout, x_bos: np.ndarray) -> t
 def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Layout, dtype=np.float32) -> Model:
     program = graph.program
     n = program.max_len
-    wte, wpe = embeddings(embeds, layout, program.vocab, n)
+    folds = Folds(graph, layout)
+    wte, wpe = (folds.spread(m) for m in embeddings(embeds, layout, program.vocab, n))
+    wpe = wpe + folds.constant
     params: dict[str, np.ndarray] = {"wte": wte, "wpe": wpe}
     x_bos = wte[len(program.vocab)] + wpe[0]
     layers = []
@@ -92,11 +119,14 @@ def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Lay
         layer = {"n_head": 0, "d_head": 0, "d_mlp": 0}
         if block.heads:
             heads = [build_head(op, layout, n) for op in block.heads]
+            for head in heads:
+                head.w_o = folds.spread(head.w_o)
             attention, bos_out = _attention_arrays(heads, layout, x_bos)
             layer.update(n_head=attention["n_head"], d_head=attention["d_head"])
             params.update({f"blocks.{i}.attn.{k}": v for k, v in attention["arrays"].items()})
             x_bos = x_bos + bos_out
         mlp = stack_mlps([build_mlp(op, layout) for op in block.mlps], layout.d_model)
+        mlp.w_out, mlp.b_out = folds.spread(mlp.w_out), folds.spread(mlp.b_out)
         if mlp.b_in.shape[0] or mlp.b_out.any():
             mlp = _at_least_one_unit(mlp)
             layer["d_mlp"] = mlp.b_in.shape[0]
@@ -114,6 +144,7 @@ def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Lay
     params["unembed"] = unembed
     if unembed_b is not None:
         params["unembed_b"] = unembed_b
+    params, residual = _without_unread_dimensions(params, list(layout.labels))
     meta = {
         "format": FORMAT,
         "vocab": [_json_value(v) for v in program.vocab] + [_bos_marker(program.vocab)],
@@ -124,9 +155,30 @@ def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Lay
         "layers": layers,
         "output": {"name": program.output_name, "encoding": graph.output.encoding, "values": output_values},
         "source": program.source or "",
-        "residual": list(layout.labels),
+        "residual": residual,
     }
     return Model(meta, {k: np.ascontiguousarray(v, dtype=dtype) for k, v in params.items()})
+
+
+READERS = ("attn.c_attn.w", "mlp.c_fc.w")
+
+
+def _without_unread_dimensions(params: dict, labels: list[str]) -> tuple[dict, list[str]]:
+    """Drop residual dimensions no weight reads (a variable only a folded Linear op needed,
+    tokens once every map of them is folded into the embedding): written or not, they cannot
+    change any output."""
+    readers = [w for key, w in params.items() if key.endswith(READERS)] + [params["unembed"]]
+    read = np.any(np.stack([np.any(w != 0, axis=1) for w in readers]), axis=0)
+    keep = np.flatnonzero(read)
+    pruned = {}
+    for key, array in params.items():
+        if key in ("wte", "wpe") or key.endswith(("c_proj.w", "c_proj.b")):
+            pruned[key] = array[..., keep]
+        elif key.endswith(READERS) or key == "unembed":
+            pruned[key] = array[keep]
+        else:
+            pruned[key] = array
+    return pruned, [labels[i] for i in keep]
 
 
 def _at_least_one_unit(mlp: MLP) -> MLP:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import Attend
+from .ops import Attend
 from .layout import Layout
 from .margins import CATEGORICAL_LEAK, needed_gap
 from .pieces import Head

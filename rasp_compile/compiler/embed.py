@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import Embed
+from .ops import Embed
 from .layout import BOS, Layout
 
 

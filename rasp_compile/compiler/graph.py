@@ -5,8 +5,8 @@ one-hot over its values; numerical: one dimension) and exactly one operation wri
 
     Embed        tokens / indices / causal length (and maps of them, folded: a table lookup)
     TableMLP     categorical inputs -> any output, one hidden unit per input combination
-    NumericMLP   one numerical input -> any output (exact steps, or a linear map)
-    LinearMLP    numerical inputs -> their linear combination
+    NumericMLP   one numerical input -> any output, exact steps
+    Linear       a linear function of other variables' coordinates, written by their writers
     Attend       an aggregate (categorical or numerical) or the attention half of selector_width
 
 Where a primitive needs a categorical view of a numerical s-op (a select on numerical keys, a
@@ -18,124 +18,14 @@ selects on different s-ops in a way one attention score cannot add up, it adds a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import product
 from typing import Callable
 
 from .. import ir
 from ..infer import ValueSets, is_number, nullable_sops
-from .selectors import SelectorSpec, normalize_selector
-
-
-@dataclass(frozen=True, eq=False)
-class Var:
-    """A value in the residual stream. `values`: the categorical values in dimension order, or
-    the numerical values it can take (sorted). `may_be_none`: categorical only."""
-
-    label: str
-    encoding: str
-    values: tuple
-    may_be_none: bool = False
-
-    @property
-    def domain(self) -> tuple:
-        """The values a table over this variable must cover (None too if it may be none)."""
-        return self.values + ((None,) if self.may_be_none else ())
-
-    @cached_property
-    def position(self) -> dict:
-        """value -> its index in `values` (by equality: 1, 1.0 and True are one value)."""
-        return {v: i for i, v in enumerate(self.values)}
-
-    def encode(self, value) -> dict[str, float]:
-        """The residual coordinates of `value`, by dimension label (none: nothing)."""
-        if value is None:
-            return {}
-        if self.encoding == ir.NUMERICAL:
-            return {self.label: float(value)}
-        return {dim_label(self.label, self.values[self.position[value]]): 1.0}
-
-
-def dim_label(var_label: str, value) -> str:
-    """`tokens:a`, `indices:3`: the name of one categorical dimension."""
-    return f"{var_label}:{value_text(value)}"
-
-
-def value_text(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, tuple):
-        return "(" + ",".join(value_text(v) for v in value) + ")"
-    if value is None:
-        return "none"
-    return str(value)
-
-
-@dataclass(eq=False)
-class Embed:
-    out: Var
-    source: str  # "tokens", "indices" or "length" (length only in causal programs: i + 1)
-    fn: Callable = staticmethod(lambda v: v)
-
-
-@dataclass(eq=False)
-class TableMLP:
-    """fn(*values) -> value, tabulated over every combination of the inputs' values; with
-    `covers_none`, over their domains (none included: joints), else none in gives none out
-    (categorical) or 0 (numerical), SPEC's propagation rule, for free: no hidden unit fires."""
-
-    out: Var
-    inputs: tuple[Var, ...]
-    fn: Callable
-    covers_none: bool = False
-
-
-@dataclass(eq=False)
-class NumericMLP:
-    out: Var
-    input: Var
-    fn: Callable
-
-
-@dataclass(eq=False)
-class LinearMLP:
-    out: Var
-    inputs: tuple[Var, ...]
-    coefficients: tuple[float, ...]
-    constant: float
-
-
-@dataclass(eq=False)
-class Attend:
-    """kind: "categorical" (common value), "numerical" (mean), or "width" (writes 1/(w+1))."""
-
-    out: Var
-    selector: SelectorSpec
-    kind: str
-    value: Var | None = None
-    default: object = None
-
-
-Op = Embed | TableMLP | NumericMLP | LinearMLP | Attend
-
-
-def op_inputs(op: Op) -> tuple[Var, ...]:
-    """The variables an operation reads."""
-    if isinstance(op, Embed):
-        return ()
-    if isinstance(op, TableMLP | LinearMLP):
-        return op.inputs
-    if isinstance(op, NumericMLP):
-        return (op.input,)
-    reads = op.selector.reads()
-    return reads + ((op.value,) if op.value is not None else ())
-
-
-@dataclass
-class Graph:
-    ops: list[Op]  # in dependency order: every op after the ops writing its inputs
-    output: Var
-    program: ir.Program
+from .linear import linear_form
+from .ops import Attend, Embed, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
+from .selectors import normalize_selector
 
 
 @dataclass
@@ -234,16 +124,15 @@ class _Builder:
         if self.fold_embeddings and isinstance(self.writer[inner], Embed):
             source = self.writer[inner]
             return Embed(out, source.source, _compose(fn, source.fn))
-        if inner.encoding == ir.NUMERICAL:
-            return NumericMLP(out, inner, fn)
-        return TableMLP(out, (inner,), fn)
+        linear = linear_form(out, fn, (inner,), self.writer.get)
+        if linear is not None:
+            return linear
+        return NumericMLP(out, inner, fn)
 
     def _sequence_map_op(self, out: Var, fn: Callable, first: Var, second: Var) -> Op:
-        if ir.NUMERICAL == out.encoding == first.encoding == second.encoding:
-            linear = _fit_linear(fn, first.values, second.values)
-            if linear is not None:
-                (a, b), c = linear
-                return LinearMLP(out, (first, second), (a, b), c)
+        linear = linear_form(out, fn, (first, second), self.writer.get)
+        if linear is not None:
+            return linear
         first_view = self.categorical_view(first, lambda x: tuple(fn(x, y) for y in second.values))
         second_view = self.categorical_view(second, lambda y: tuple(fn(x, y) for x in first.values))
         return TableMLP(out, (first_view, second_view), fn)
@@ -277,28 +166,6 @@ def _sort_key(value):
     if is_number(value):
         return (1, float(value))
     return (2, str(value))
-
-
-def _fit_linear(fn: Callable, xs: tuple, ys: tuple):
-    """((a, b), c) when fn(x, y) == a*x + b*y + c on every pair (to 1e-9), else None."""
-    x0, y0 = xs[0], ys[0]
-    try:
-        c0 = float(fn(x0, y0))
-        a = (float(fn(xs[-1], y0)) - c0) / (xs[-1] - x0) if len(xs) > 1 else 0.0
-        b = (float(fn(x0, ys[-1])) - c0) / (ys[-1] - y0) if len(ys) > 1 else 0.0
-        c = c0 - a * x0 - b * y0
-        for x, y in product(xs, ys):
-            if abs(float(fn(x, y)) - (a * x + b * y + c)) > 1e-9 * max(1.0, abs(a * x + b * y + c)):
-                return None
-    except (TypeError, ValueError):
-        return None
-    return (a, b), c
-
-
-def fit_linear_1d(fn: Callable, xs: tuple):
-    """(a, c) when fn(x) == a*x + c on every x (to 1e-9), else None."""
-    fitted = _fit_linear(lambda x, _y: fn(x), xs, (0,))
-    return None if fitted is None else (fitted[0][0], fitted[1])
 
 
 def build_graph(program: ir.Program, value_sets: ValueSets, fold_embeddings: bool = True) -> Graph:

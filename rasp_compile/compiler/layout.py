@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir
-from .graph import Graph, Var, dim_label
+from .ops import Graph, Var, dim_label
 
 BOS = "bos"
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .graph import Var
+from .ops import Var
 from .layout import Layout
 from .selectors import SelectorSpec, Term
 

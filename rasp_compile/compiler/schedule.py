@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .graph import Attend, Embed, Graph, Op, op_inputs
+from .ops import Attend, Embed, Graph, Linear, Op, op_inputs
 
 
 @dataclass
@@ -21,12 +21,15 @@ class Block:
 
 
 def sublayer_of(graph: Graph) -> dict[Op, int]:
-    """The sub-layer index of every op (-1 for embeddings)."""
+    """The sub-layer index of every op (-1 for embeddings; for a Linear op, the sub-layer after
+    which all its inputs, and so the op itself, are written)."""
     ready: dict = {}  # Var -> sub-layer after which it is in the residual stream
     slot: dict[Op, int] = {}
     for op in graph.ops:
         if isinstance(op, Embed):
             slot[op] = -1
+        elif isinstance(op, Linear):  # written by its inputs' writers: complete after the last
+            slot[op] = max((ready[v] for v in op_inputs(op)), default=-1)
         else:
             earliest = max((ready[v] for v in op_inputs(op)), default=-1) + 1
             wanted_parity = 0 if isinstance(op, Attend) else 1
@@ -36,13 +39,16 @@ def sublayer_of(graph: Graph) -> dict[Op, int]:
 
 
 def schedule(graph: Graph) -> tuple[list[Embed], list[Block]]:
-    """The embedding ops, and the blocks with their heads and MLPs in graph order."""
+    """The embedding ops, and the blocks with their heads and MLPs in graph order (Linear ops
+    have no place of their own: assemble.py folds them into their inputs' writers)."""
     slots = sublayer_of(graph)
     n_blocks = (max(slots.values(), default=-1) + 2) // 2
     blocks = [Block() for _ in range(n_blocks)]
     embeds = []
     for op in graph.ops:
         s = slots[op]
+        if isinstance(op, Linear):
+            continue
         if s < 0:
             embeds.append(op)
         elif s % 2 == 0:

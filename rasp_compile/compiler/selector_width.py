@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import Attend
+from .ops import Attend
 from .layout import Layout
 from .margins import CATEGORICAL_LEAK, STEP_WINDOW, needed_gap, smallest_gap
 from .pieces import Head

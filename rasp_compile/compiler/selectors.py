@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Callable
 from .. import ir
 
 if TYPE_CHECKING:
-    from .graph import Var, _Builder
+    from .graph import _Builder
+    from .ops import Var
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,7 +19,7 @@ from itertools import product
 
 import numpy as np
 
-from .graph import TableMLP
+from .ops import TableMLP
 from .layout import Layout
 from .pieces import MLP
 

@@ -1,0 +1,115 @@
+"""linear: s-ops that are linear in their inputs' residual coordinates cost no layer.
+
+One-hot coordinates make many maps linear. A categorical map of a categorical s-op only moves
+one-hot dimensions (out[f(v)] += x[v]); a numerical map of a categorical s-op is sum_v f(v) x[v];
+a numerical map of a numerical s-op may be a*x + c. A sequence_map is linear when its table
+separates, enc f(u, w) = enc f(u, w0) + enc f(u0, w) - enc f(u0, w0), and each part is linear
+in its own input. Every op's output is itself linear in what the op computes (hidden units,
+attention values, embedding rows), so the ops that write the inputs can write such an s-op too,
+in their own sub-layers: assemble.py adds the columns. This folds chains of maps into the MLP
+or head before them, and linear combinations of numerical s-ops into their writers.
+
+None: a single categorical input that is none (all zeros) gives all zeros, which is none (or 0,
+numerical): SPEC's rule. With several inputs the constant part of a separable table would leak
+through a none input, so a sequence_map over an input that may be none is never folded.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Callable
+
+from .. import ir
+from .ops import Linear, Op, Var, coordinate
+
+TOLERANCE = 1e-9
+Vector = dict  # output dimension label -> coefficient
+
+
+def _add(into: Vector, vector: Vector, scale: float = 1.0) -> None:
+    for label, value in vector.items():
+        into[label] = into.get(label, 0.0) + scale * value
+
+
+def _difference(a: Vector, b: Vector) -> Vector:
+    out = dict(a)
+    _add(out, b, -1.0)
+    return out
+
+
+def _close(a: Vector, b: Vector) -> bool:
+    return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) <= TOLERANCE * max(1.0, abs(a.get(k, 0.0))) for k in a.keys() | b.keys())
+
+
+def linear_form(out: Var, fn: Callable, inputs: tuple[Var, ...], writer_of: Callable[[Var], Op]) -> Linear | None:
+    """`out = fn(*inputs)` as a Linear op over non-Linear variables, or None if it is not linear."""
+    try:
+        return _linear_form(out, fn, inputs, writer_of)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None  # values that do not behave as numbers: not linear
+
+
+def _linear_form(out, fn, inputs, writer_of) -> Linear | None:
+    if len(inputs) == 1 and inputs[0].encoding == ir.CATEGORICAL:
+        weights = {(inputs[0], v): out.encode(fn(v)) for v in inputs[0].values}
+        return _substituted(Linear(out, weights, {}), writer_of)
+    if len(inputs) > 1 and any(x.may_be_none for x in inputs):
+        return None
+    base = tuple(x.values[0] for x in inputs)
+    base_vector = out.encode(fn(*base))
+    parts = [_part(out, fn, inputs, base, base_vector, i) for i in range(len(inputs))]
+    for combination in product(*(x.values for x in inputs)):
+        expected = dict(base_vector)
+        for part, value in zip(parts, combination):
+            _add(expected, part[value])
+        if not _close(out.encode(fn(*combination)), expected):
+            return None
+    weights, bias = {}, dict(base_vector)
+    for x, part in zip(inputs, parts):
+        if x.encoding == ir.CATEGORICAL:
+            for v in x.values:  # `+=`: both inputs may be one variable (x + x)
+                _add(weights.setdefault((x, v), {}), part[v])
+            continue
+        slope = _slope(x, part)
+        if slope is None:
+            return None
+        _add(weights.setdefault((x, None), {}), slope)
+        _add(bias, slope, -float(x.values[0]))
+    return _substituted(Linear(out, weights, bias), writer_of)
+
+
+def _part(out, fn, inputs, base, base_vector, i) -> dict:
+    """value of input i -> enc f(base with input i set to value) - enc f(base)."""
+    part = {}
+    for value in inputs[i].values:
+        args = base[:i] + (value,) + base[i + 1 :]
+        part[value] = _difference(out.encode(fn(*args)), base_vector)
+    return part
+
+
+def _slope(x: Var, part: dict) -> Vector | None:
+    """D with part[v] == (v - v0) D for every value v of a numerical input, else None."""
+    if len(x.values) == 1:
+        return {}
+    x0, x1 = float(x.values[0]), float(x.values[-1])
+    slope = {k: v / (x1 - x0) for k, v in part[x.values[-1]].items()}
+    for value in x.values:
+        if not _close(part[value], {k: (float(value) - x0) * v for k, v in slope.items()}):
+            return None
+    return slope
+
+
+def _substituted(op: Linear, writer_of: Callable[[Var], Op]) -> Linear:
+    """The same op with every Linear input replaced by that input's own linear form."""
+    weights, bias = {}, dict(op.bias)
+    for (var, value), vector in op.weights.items():
+        inner = writer_of(var)
+        if not isinstance(inner, Linear):
+            _add(weights.setdefault((var, value), {}), vector)
+            continue
+        label = coordinate(var, value)
+        for key, inner_vector in inner.weights.items():
+            if label in inner_vector:
+                _add(weights.setdefault(key, {}), vector, inner_vector[label])
+        _add(bias, vector, inner.bias.get(label, 0.0))
+    return Linear(op.out, weights, bias)

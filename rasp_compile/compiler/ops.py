@@ -1,0 +1,149 @@
+"""The compiler's graph: residual variables (`Var`) and the operations that write them.
+
+    Embed        tokens / indices / causal length (and maps of them, folded: a table lookup)
+    TableMLP     categorical inputs -> any output, one hidden unit per input combination
+    NumericMLP   one numerical input -> any output, exact steps
+    Linear       a linear function of other variables' coordinates, written by their own writers
+    Attend       an aggregate (categorical or numerical) or the attention half of selector_width
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable
+
+from .. import ir
+
+if TYPE_CHECKING:
+    from .selectors import SelectorSpec
+
+
+@dataclass(frozen=True, eq=False)
+class Var:
+    """A value in the residual stream. `values`: the categorical values in dimension order, or
+    the numerical values it can take (sorted). `may_be_none`: categorical only."""
+
+    label: str
+    encoding: str
+    values: tuple
+    may_be_none: bool = False
+
+    @property
+    def domain(self) -> tuple:
+        """The values a table over this variable must cover (None too if it may be none)."""
+        return self.values + ((None,) if self.may_be_none else ())
+
+    @cached_property
+    def position(self) -> dict:
+        """value -> its index in `values` (by equality: 1, 1.0 and True are one value)."""
+        return {v: i for i, v in enumerate(self.values)}
+
+    def encode(self, value) -> dict[str, float]:
+        """The residual coordinates of `value`, by dimension label (none: nothing)."""
+        if value is None:
+            return {}
+        if self.encoding == ir.NUMERICAL:
+            return {self.label: float(value)}
+        return {coordinate(self, value): 1.0}
+
+
+def coordinate(var: Var, value) -> str:
+    """The label of one residual coordinate of `var`: its value's dimension (categorical), or
+    the variable's one dimension (numerical; `value` is None)."""
+    if var.encoding == ir.NUMERICAL:
+        return var.label
+    return dim_label(var.label, var.values[var.position[value]])
+
+
+def dim_label(var_label: str, value) -> str:
+    """`tokens:a`, `indices:3`: the name of one categorical dimension."""
+    return f"{var_label}:{value_text(value)}"
+
+
+def value_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return "(" + ",".join(value_text(v) for v in value) + ")"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+@dataclass(eq=False)
+class Embed:
+    out: Var
+    source: str  # "tokens", "indices" or "length" (length only in causal programs: i + 1)
+    fn: Callable = staticmethod(lambda v: v)
+
+
+@dataclass(eq=False)
+class TableMLP:
+    """fn(*values) -> value, tabulated over every combination of the inputs' values; with
+    `covers_none`, over their domains (none included: joints), else none in gives none out
+    (categorical) or 0 (numerical), SPEC's propagation rule, for free: no hidden unit fires."""
+
+    out: Var
+    inputs: tuple[Var, ...]
+    fn: Callable
+    covers_none: bool = False
+
+
+@dataclass(eq=False)
+class NumericMLP:
+    out: Var
+    input: Var
+    fn: Callable
+
+
+@dataclass(eq=False)
+class Linear:
+    """An s-op whose residual coordinates are a linear function of other s-ops' coordinates:
+
+        out[o] = bias[o] + sum over input coordinates (var, value) of x[var, value] * weights[(var, value)][o]
+
+    (value None for a numerical var's one coordinate; `o` are the output's dimension labels).
+    It has no sub-layer of its own: the ops writing its inputs also write it (assemble.py).
+    Inputs are never themselves Linear (linear.py substitutes them)."""
+
+    out: Var
+    weights: dict  # (Var, value | None) -> {output dimension label: coefficient}
+    bias: dict  # output dimension label -> constant
+
+    @property
+    def inputs(self) -> tuple[Var, ...]:
+        return tuple(dict.fromkeys(var for var, _ in self.weights))
+
+
+@dataclass(eq=False)
+class Attend:
+    """kind: "categorical" (common value), "numerical" (mean), or "width" (writes 1/(w+1))."""
+
+    out: Var
+    selector: SelectorSpec
+    kind: str
+    value: Var | None = None
+    default: object = None
+
+
+Op = Embed | TableMLP | NumericMLP | Linear | Attend
+
+
+def op_inputs(op: Op) -> tuple[Var, ...]:
+    """The variables an operation reads."""
+    if isinstance(op, Embed):
+        return ()
+    if isinstance(op, TableMLP | Linear):
+        return op.inputs
+    if isinstance(op, NumericMLP):
+        return (op.input,)
+    reads = op.selector.reads()
+    return reads + ((op.value,) if op.value is not None else ())
+
+
+@dataclass
+class Graph:
+    ops: list[Op]  # in dependency order: every op after the ops writing its inputs
+    output: Var
+    program: ir.Program
