@@ -1,0 +1,88 @@
+"""bench/fuzz.py and bench/scale.py, run small: their reports hold the figures they claim to.
+
+Both scripts run as the user runs them (new processes, side by side to keep the test fast): the
+fuzz on 5 generated programs, the scale bench on programs/aab.rasp at max_len 5 with a tiny sample,
+writing into a temporary directory. The figures are checked against the library computed here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rasp_compile.compiler import compile_program
+from rasp_compile.flops import count_flops
+from rasp_compile.frontend import load_program
+from rasp_compile.model import n_nonzero, n_params
+
+ROOT = Path(__file__).resolve().parent.parent
+FUZZ_PROGRAMS = 5
+SAMPLES = 20
+SUMMARY = re.compile(r"agreed on (\d+) of (\d+) programs \(([\d,]+) inputs compared\); (\d+) rejected by the "
+                     r"checker, (\d+) disagreed, (\d+) crashed")
+COLUMNS = ["max_len", "layers", "heads", "d_model", "params", "non-zero", "FLOPs", "compile s", "seq/s",
+           "ms/1000", "accuracy %", "skipped"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict:
+    """The fuzz's stdout and exit status, and the scale bench's output directory and stdout."""
+    out = tmp_path_factory.mktemp("scale")
+    fuzz = subprocess.Popen([sys.executable, str(ROOT / "bench" / "fuzz.py"), "--count", str(FUZZ_PROGRAMS)],
+                            stdout=subprocess.PIPE, text=True)
+    scale = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "scale.py"), "--programs", "aab", "--max-lens", "5",
+         "--samples", str(SAMPLES), "--batch", "10", "--runs", "1", "--timeout", "60", "--out", str(out)],
+        capture_output=True, text=True, check=True)
+    fuzz_out, _ = fuzz.communicate(timeout=60)
+    return {"fuzz": fuzz_out, "fuzz_status": fuzz.returncode, "scale": scale.stdout, "out": out}
+
+
+def test_fuzz_reports_every_program_agreeing(runs):
+    assert runs["fuzz_status"] == 0
+    agreed, compiled, compared, rejected, disagreed, crashed = SUMMARY.search(runs["fuzz"]).groups()
+    assert int(agreed) == int(compiled) == FUZZ_PROGRAMS - int(rejected)
+    assert (int(disagreed), int(crashed)) == (0, 0)
+    assert 0 < int(compared.replace(",", "")) <= 50 * FUZZ_PROGRAMS  # at most 50 inputs per program
+
+
+def test_scale_cell_matches_the_compiled_model(runs):
+    model = compile_program(load_program(ROOT / "programs" / "aab.rasp"), max_len=5)
+    results = json.loads((runs["out"] / "results.json").read_text())
+    [cell] = results["cells"]
+    assert (cell["program"], cell["max_len"], cell["status"]) == ("aab", 5, "ok")
+    assert cell["params"] == n_params(model) and cell["nonzero"] == n_nonzero(model)
+    assert cell["layers"] == model.n_layers and cell["d_model"] == model.d_model
+    assert cell["heads"] == [layer["n_head"] for layer in model.meta["layers"]]
+    assert cell["flops"] == count_flops(model, 6)["total"]
+    assert cell["accuracy"] == 100.0 and cell["agree"] == cell["positions"]
+    assert (cell["inputs"], cell["skipped"]) == (SAMPLES, 0)
+    assert SAMPLES <= cell["positions"] <= 5 * SAMPLES  # lengths 1..5
+    assert 0 < cell["compile_s"] < 60
+    assert cell["seqs_per_s"] > 0
+    assert cell["forward_ms_per_1000"] == pytest.approx(1e6 / cell["seqs_per_s"])
+    assert results["machine"]["cpu_count"] >= 1 and results["settings"]["samples"] == SAMPLES
+
+
+def test_scale_markdown_has_the_table_and_goal_lines(runs):
+    markdown = (runs["out"] / "results.md").read_text()
+    cell = json.loads((runs["out"] / "results.json").read_text())["cells"][0]
+    assert "| " + " | ".join(COLUMNS) + " |" in markdown
+    row = (f"| 5 | {cell['layers']} | {'/'.join(map(str, cell['heads']))} | {cell['d_model']} | "
+           f"{cell['params']:,} | {cell['nonzero']:,} | {cell['flops']:,} |")
+    assert row in markdown
+    goals = re.findall(r"^(PASS|FAIL)  goal (\d\w?) ", markdown, re.MULTILINE)
+    assert [number for _, number in goals] == ["1", "2", "3", "4a", "4b", "5"]
+    compiled, handmade = re.search(r"goal 5 .*: compiled ([\d,]+) vs hand-made ([\d,]+) at 5 tokens",
+                                   markdown).groups()
+    assert compiled == f"{cell['flops']:,}"  # aab at max_len 5: 5 tokens and BOS
+    assert handmade == "3,985"  # tests/test_flops.py's figure for examples/handmade_aab.py
+    verdict = dict((number, status) for status, number in goals)["5"]
+    assert verdict == ("PASS" if cell["flops"] <= 3985 else "FAIL")
+    assert "| reverse | 20 | not measured/4 |" in markdown  # tracr's row, ours not run here
+    assert "goal 5" in runs["scale"]
