@@ -26,6 +26,7 @@ from .numeric_mlp import step_mlp
 from .numerical_attn import numerical_head
 from .ops import Attend, Embed, Graph, Linear, NumericMLP, TableMLP, coordinate
 from .pieces import MLP, Head, stack_mlps
+from .readout import Readout
 from .schedule import Block
 from .selector_width import width_head
 from .table_mlp import table_mlp
@@ -140,7 +141,7 @@ def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Lay
             )
             x_bos = x_bos + np.maximum(x_bos @ mlp.w_in + mlp.b_in, 0) @ mlp.w_out + mlp.b_out
         layers.append(layer)
-    unembed, unembed_b, output_values = _readout(graph.output, layout)
+    unembed, unembed_b, output_values = _readout(graph.readout, layout)
     params["unembed"] = unembed
     if unembed_b is not None:
         params["unembed_b"] = unembed_b
@@ -190,24 +191,14 @@ def _at_least_one_unit(mlp: MLP) -> MLP:
     return MLP(np.zeros((d_model, 1)), np.zeros(1), np.zeros((1, d_model)), mlp.b_out)
 
 
-def _readout(out, layout: Layout):
+def _readout(readout: Readout, layout: Layout):
     """unembed [d_model, n_out], unembed_b or None, and what each column means."""
-    dims = layout.dims(out)
-    if out.encoding == ir.NUMERICAL:
-        unembed = np.zeros((layout.d_model, 1))
-        unembed[dims[0], 0] = 1.0
-        return unembed, None, None
-    values = [_json_value(v) for v in out.values]
-    n_out = len(values) + out.may_be_none
-    unembed = np.zeros((layout.d_model, n_out))
-    for j, dim in enumerate(dims):
-        unembed[dim, j] = 1.0
-    if not out.may_be_none:
-        return unembed, None, values
-    # none: every value column reads ~0, so a constant 1/2 in its own column wins the argmax.
-    unembed_b = np.zeros(n_out)
-    unembed_b[-1] = 0.5
-    return unembed, unembed_b, values + [None]
+    rows = [dim for var in readout.inputs for dim in layout.dims(var)]
+    unembed = np.zeros((layout.d_model, readout.weights.shape[1]))
+    unembed[rows] = readout.weights
+    unembed_b = readout.bias if readout.bias.any() else None
+    values = None if readout.classes is None else [_json_value(v) for v in readout.classes]
+    return unembed, unembed_b, values
 
 
 def _json_value(value):

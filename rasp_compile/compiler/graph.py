@@ -24,6 +24,7 @@ from typing import Callable
 from .. import ir
 from ..infer import ValueSets, is_number, nullable_sops
 from .linear import linear_form
+from .readout import Readout, linear_readout, plain_readout
 from .ops import Attend, Embed, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
 from .selectors import normalize_selector
 
@@ -39,6 +40,7 @@ class _Builder:
     writer: dict = field(default_factory=dict)  # Var -> Op
     categorical_views: dict = field(default_factory=dict)
     joints: dict = field(default_factory=dict)
+    position_features: dict = field(default_factory=dict)
     labels: set = field(default_factory=set)
 
     # -- variables ---------------------------------------------------------------------------
@@ -76,6 +78,24 @@ class _Builder:
             view = self.new_var(f"{var.label}.cat", ir.CATEGORICAL, first_of.values())
             self.categorical_views[key] = self.emit(NumericMLP(view, var, representative.__getitem__))
         return self.categorical_views[key]
+
+    def position_source(self, var: Var) -> tuple[str, Callable] | None:
+        """(source, raw -> value) when `var` is embedded from the position alone: indices, or
+        length in a causal program, or maps of them; None otherwise."""
+        writer = self.writer.get(var)
+        if isinstance(writer, Embed) and writer.source in ("indices", "length"):
+            return writer.source, writer.fn
+        return None
+
+    def position_feature(self, label: str, source: str, fn: Callable) -> Var:
+        """A numerical variable the position embedding holds: fn(raw position value)."""
+        raw = range(self.program.max_len) if source == "indices" else range(1, self.program.max_len + 1)
+        table = tuple(fn(p) for p in raw)
+        key = (source, table)
+        if key not in self.position_features:
+            var = self.new_var(label, ir.NUMERICAL, table)
+            self.position_features[key] = self.emit(Embed(var, source, dict(zip(raw, table)).__getitem__))
+        return self.position_features[key]
 
     def joint(self, parts: tuple[Var, ...]) -> Var:
         """A categorical variable holding the tuple of `parts` (none components included)."""
@@ -174,12 +194,23 @@ def build_graph(program: ir.Program, value_sets: ValueSets, fold_embeddings: boo
     for node in program.nodes():
         if isinstance(node, ir.SOp):
             builder.var_for(node)
-    return Graph(_live_ops(builder.ops, builder.vars[program.output]), builder.vars[program.output], program)
+    output = builder.vars[program.output]
+    readout = _readout(output, builder.writer[output], builder.ops)
+    return Graph(_live_ops(builder.ops, readout.inputs), output, program, readout)
 
 
-def _live_ops(ops: list[Op], output: Var) -> list[Op]:
+def _readout(output: Var, writer: Op, ops: list[Op]) -> Readout:
+    """The output's own dimensions, or, when only the read-out needs the last table and a
+    linear read-out of its inputs picks the same answers, those inputs (readout.py)."""
+    read_elsewhere = any(output in op_inputs(op) for op in ops)
+    if isinstance(writer, TableMLP) and output.encoding == ir.CATEGORICAL and not read_elsewhere:
+        return linear_readout(writer, output) or plain_readout(output)
+    return plain_readout(output)
+
+
+def _live_ops(ops: list[Op], outputs: tuple[Var, ...]) -> list[Op]:
     """Drop ops whose variable nothing reads (e.g. tokens once every map of it is folded)."""
-    needed = {output}
+    needed = set(outputs)
     live = []
     for op in reversed(ops):
         if op.out in needed:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 from .. import ir
 
 if TYPE_CHECKING:
+    from .readout import Readout
     from .selectors import SelectorSpec
 
 
@@ -147,3 +148,4 @@ class Graph:
     ops: list[Op]  # in dependency order: every op after the ops writing its inputs
     output: Var
     program: ir.Program
+    readout: Readout  # how unembed reads the answer

@@ -111,7 +111,23 @@ def _features(var: Var, layout: Layout, keep: np.ndarray) -> tuple[np.ndarray, n
     return w, b
 
 
+def _position_qk(term: Term, layout: Layout, sharpness: float) -> QK:
+    """S - S (key - target)^2 = 2S key·target - S key^2 + S - S target^2: S at the matching key,
+    at most 0 at any other (positions are whole numbers), from q = [2S target, -S, S - S target^2]
+    and k = [key, key^2, 1]."""
+    key, key_squared, target, target_squared = (layout.dims(v)[0] for v in term.by_position)
+    w_q, b_q = np.zeros((layout.d_model, 3)), np.array([0.0, -sharpness, sharpness])
+    w_k, b_k = np.zeros((layout.d_model, 3)), np.array([0.0, 0.0, 1.0])
+    w_q[target, 0] = 2 * sharpness
+    w_q[target_squared, 2] = -sharpness
+    w_k[key, 0] = 1.0
+    w_k[key_squared, 1] = 1.0
+    return QK(w_q, b_q, w_k, b_k, np.zeros(3), np.zeros(3))
+
+
 def _term_qk(term: Term, layout: Layout, sharpness: float) -> QK:
+    if term.by_position:
+        return _position_qk(term, layout, sharpness)
     a = _table_matrix(term, sharpness)
     rows, cols = np.any(a != 0, axis=1), np.any(a != 0, axis=0)
     a = a[rows][:, cols]

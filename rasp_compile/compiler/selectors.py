@@ -31,6 +31,10 @@ class Term:
     keys: Var
     queries: Var
     table: dict  # (key value, query value) -> bool, over keys.domain x queries.domain
+    by_position: tuple[Var, ...] | None = None  # numerical features, see position_term
+
+    def reads(self) -> tuple[Var, ...]:
+        return self.by_position or (self.keys, self.queries)
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,11 +43,7 @@ class SelectorSpec:
 
     def reads(self) -> tuple[Var, ...]:
         """The variables the head reads, each once, in a stable order."""
-        seen: dict = {}
-        for term in self.terms:
-            seen.setdefault(term.keys, None)
-            seen.setdefault(term.queries, None)
-        return tuple(seen)
+        return tuple(dict.fromkeys(var for term in self.terms for var in term.reads()))
 
     def holds(self, keys: dict, queries: dict) -> bool:
         """Whether the spec selects, given each variable's value at the key and at the query."""
@@ -51,7 +51,43 @@ class SelectorSpec:
 
 
 def normalize_selector(selector: ir.Selector, builder: _Builder) -> SelectorSpec:
-    """The selector as a conjunction of tables, creating joint variables where needed."""
+    """The selector as a conjunction of tables, creating joint variables where needed; terms
+    that match a position to at most one position are scored from numerical features."""
+    spec = _normalize(selector, builder)
+    return SelectorSpec(tuple(position_term(term, builder) for term in spec.terms))
+
+
+def position_term(term: Term, builder: _Builder) -> Term:
+    """A term whose keys are the indices and whose queries are known from the position alone
+    (indices, or length in a causal program, or maps of them), and which selects at most one
+    key per query, is `key == target(query)`. qk.py scores it -S (key - target)^2 from four
+    numbers the position embedding holds: key, key^2, target, target^2 (target -1 when no key
+    matches), instead of a one-hot table over max_len indices."""
+    positions = builder.position_source(term.keys)
+    query_source = builder.position_source(term.queries)
+    if positions is None or positions[0] != "indices" or query_source is None:
+        return term
+    key_of = positions[1]  # raw position -> key value
+    if any(key_of(p) != p for p in range(builder.program.max_len)) or term.keys.may_be_none:
+        return term
+    target = {}
+    for q in term.queries.values:
+        matches = [k for k in term.keys.values if term.table[(k, q)]]
+        if len(matches) > 1:
+            return term
+        target[q] = matches[0] if matches else -1
+    source, query_of = query_source
+    label = f"{term.queries.label}.target"
+    features = (
+        builder.position_feature("indices.value", "indices", lambda p: p),
+        builder.position_feature("indices.value^2", "indices", lambda p: p * p),
+        builder.position_feature(label, source, lambda raw: target[query_of(raw)]),
+        builder.position_feature(f"{label}^2", source, lambda raw: target[query_of(raw)] ** 2),
+    )
+    return Term(term.keys, term.queries, term.table, features)
+
+
+def _normalize(selector: ir.Selector, builder: _Builder) -> SelectorSpec:
     if isinstance(selector, ir.Select):
         key_var, query_var = builder.var_for(selector.keys), builder.var_for(selector.queries)
         keys = builder.categorical_view(key_var, lambda k: tuple(selector.holds(k, q) for q in query_var.values))
@@ -62,17 +98,17 @@ def normalize_selector(selector: ir.Selector, builder: _Builder) -> SelectorSpec
         }
         return SelectorSpec((Term(keys, queries, table),))
     if isinstance(selector, ir.SelectAnd):
-        first = normalize_selector(selector.first, builder)
-        second = normalize_selector(selector.second, builder)
+        first = _normalize(selector.first, builder)
+        second = _normalize(selector.second, builder)
         return _merge_terms(first.terms + second.terms)
     if isinstance(selector, ir.SelectNot):
-        inner = normalize_selector(selector.inner, builder)
+        inner = _normalize(selector.inner, builder)
         if len(inner.terms) == 1:
             return SelectorSpec((_pointwise(inner.terms[0], inner.terms[0], lambda a, _b: not a),))
         return _joint_spec([inner], lambda held: not held[0], builder)
     if isinstance(selector, ir.SelectOr):
-        first = normalize_selector(selector.first, builder)
-        second = normalize_selector(selector.second, builder)
+        first = _normalize(selector.first, builder)
+        second = _normalize(selector.second, builder)
         if len(first.terms) == len(second.terms) == 1 and _same_vars(first.terms[0], second.terms[0]):
             return SelectorSpec((_pointwise(first.terms[0], second.terms[0], lambda a, b: a or b),))
         return _joint_spec([first, second], any, builder)

@@ -1,0 +1,98 @@
+"""readout: when the output is a table whose answer a linear read-out can already pick, skip
+the table's MLP and let `unembed` read the table's inputs.
+
+The prediction is an argmax, so the last table need not be computed exactly: it is enough that
+some logits, linear in the inputs' one-hots, are largest at the right value for every input
+combination. `next = "b" if prev == "a" and t == "a" else "a"` becomes
+logit_b = prev:a + tokens:a - 3/2, logit_a = 0: the (aab)* predictor without its MLP.
+
+We look for such weights with a perceptron on the table's rows (a margin of 1 per row, a
+bounded number of passes) and keep them only when every row then wins by at least MARGIN.
+Inputs near their one-hots (attention leak ~1e-6) move the logits by far less than that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+
+import numpy as np
+
+from .. import ir
+from .ops import TableMLP, Var
+
+MARGIN = 0.5
+PASSES = 200
+MAX_ROWS = 4096
+
+
+@dataclass
+class Readout:
+    """logits[class] = bias[class] + sum over input one-hot coordinates of x * weights."""
+
+    inputs: tuple[Var, ...]
+    classes: list | None  # the output value of each logit column (None for none); None: numerical
+    weights: np.ndarray  # [sum of the inputs' value counts, n_classes], inputs' dims in order
+    bias: np.ndarray  # [n_classes]
+
+
+def plain_readout(output: Var) -> Readout:
+    """Read the output's own dimensions: its one-hot (a none column, constant 1/2, wins when
+    every value column reads ~0) or its number."""
+    if output.encoding == ir.NUMERICAL:
+        return Readout((output,), None, np.ones((1, 1)), np.zeros(1))
+    classes = list(output.values) + ([None] if output.may_be_none else [])
+    weights = np.eye(len(output.values), len(classes))
+    bias = np.zeros(len(classes))
+    if output.may_be_none:
+        bias[-1] = 0.5
+    return Readout((output,), classes, weights, bias)
+
+
+def linear_readout(op: TableMLP, output: Var) -> Readout | None:
+    """The table's answer as an argmax of logits linear in its inputs, or None."""
+    if op.covers_none or len(set(op.inputs)) < len(op.inputs):
+        return None  # joints, and tables of one variable twice (x - x): rows that cannot occur
+    domains = [x.domain for x in op.inputs]
+    n_rows = int(np.prod([len(d) for d in domains]))
+    if n_rows > MAX_ROWS:
+        return None
+    classes = list(output.values) + ([None] if output.may_be_none else [])
+    rows, targets = [], []
+    offsets = np.cumsum([0] + [len(x.values) for x in op.inputs])
+    for combination in product(*domains):
+        features = np.zeros(offsets[-1] + 1)
+        features[-1] = 1.0  # the bias
+        for x, offset, value in zip(op.inputs, offsets, combination):
+            if value is not None:
+                features[offset + x.position[value]] = 1.0
+        expected = None if None in combination else op.fn(*combination)
+        rows.append(features)
+        targets.append(classes.index(expected) if expected in classes else classes.index(None))
+    w = _perceptron(np.array(rows), np.array(targets), len(classes))
+    if w is None:
+        return None
+    return Readout(op.inputs, classes, w[:-1], w[-1])
+
+
+def _perceptron(rows: np.ndarray, targets: np.ndarray, n_classes: int) -> np.ndarray | None:
+    """[n_features, n_classes] weights putting every row's target ahead by MARGIN, or None."""
+    w = np.zeros((rows.shape[1], n_classes))
+    for _ in range(PASSES):
+        mistakes = 0
+        for x, target in zip(rows, targets):
+            logits = x @ w
+            rivals = np.delete(np.arange(n_classes), target)
+            if len(rivals) == 0:
+                break
+            rival = rivals[np.argmax(logits[rivals])]
+            if logits[target] - logits[rival] < 1.0:
+                w[:, target] += x
+                w[:, rival] -= x
+                mistakes += 1
+        if mistakes == 0:
+            break
+    logits = rows @ w
+    ahead = logits[np.arange(len(rows)), targets][:, None] - logits
+    ahead[np.arange(len(rows)), targets] = np.inf
+    return w if ahead.min() >= MARGIN else None
