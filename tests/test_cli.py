@@ -108,7 +108,9 @@ def test_accuracy_is_100_percent_on_all_62_inputs(capsys, aab, handmade):
 
 def test_accuracy_shows_disagreements_and_samples(capsys, tmp_path):
     model = compile(load_program(AAB))
-    model.params["unembed"] = model.params["unembed"][:, ::-1].copy()  # swap the a and b logits
+    for key in ("unembed", "unembed_b"):  # swap the a and b logits
+        if key in model.params:
+            model.params[key] = model.params[key][..., ::-1].copy()
     path = tmp_path / "wrong.npz"
     save(model, path)
     report = run_json(capsys, run_cmd.main, path, "--accuracy")
