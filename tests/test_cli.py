@@ -172,7 +172,8 @@ def test_trace_decodes_named_sops_and_attention(capsys, aab):
     report = run_json(capsys, run_cmd.main, aab, "aabaa", "--trace")
     last = report["stages"][-1]
     assert last["values"]["prev"] == ["a", "a", "a", "b", "a"]  # the default "a", then the previous token
-    assert last["values"]["next"] == [*"bbaab"] and last["written"] == ["next"]
+    assert last["stage"] == "read-out" and last["written"] == ["next"]
+    assert last["values"]["next"] == [*"bbaab"]
     pattern = np.array(report["attention"][0]["pattern"])  # [BOS + 5 queries, BOS + 5 keys]
     np.testing.assert_allclose(pattern[1:].argmax(axis=1), [0, 1, 2, 3, 4])  # query i reads key i-1
 

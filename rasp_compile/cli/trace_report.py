@@ -4,7 +4,8 @@ After the embedding and after each sub-layer, the residual stream decoded back i
 values at every token position, from `meta.residual`: the `label:value` dimensions of one label
 form a categorical s-op, shown as the value of its largest dimension when that exceeds 0.5 and
 `none` otherwise; a dimension named without a value is a numerical s-op, shown as its number;
-`bos` is hidden. Rows an s-op's sub-layer wrote are marked. Then each head's attention pattern as
+`bos` is hidden. Rows an s-op's sub-layer wrote are marked; the last stage is the read-out's
+prediction, under the output's name. Then each head's attention pattern as
 a heatmap: query rows x key columns, the BOS column labelled.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from rich.table import Table
 
-from ..forward import encode, trace
+from ..forward import encode, predict, trace
 from ..model import Model
 from .common import check_one_pass
 from .tokens import value_text
@@ -65,8 +66,17 @@ def measure(model: Model, tokens: list) -> dict:
                 x = step[key][0]
         attention += [{"layer": i, "head": h, "pattern": np.round(pattern, 4).tolist()}
                       for h, pattern in enumerate(step["attn_patterns"][0])]
+    stages.append(_readout_stage(model, tokens, stages[-1]))
     positions = ["BOS"] * first + [f"{i}:{value_text(t)}" for i, t in enumerate(tokens)]
     return {"positions": positions, "first_token": first, "stages": stages, "attention": attention}
+
+
+def _readout_stage(model: Model, tokens: list, last: dict) -> dict:
+    """The prediction `unembed` reads at each position, under the output's name: the output
+    s-op may have no dimensions of its own when the read-out computes it from its inputs."""
+    name = model.meta["output"].get("name") or "output"
+    predicted = [value_text(v) for v in predict(model, [tokens])[0]]
+    return {"stage": "read-out", "written": [name], "values": {**last["values"], name: predicted}}
 
 
 def _stage(name: str, before: np.ndarray, after: np.ndarray, groups: dict, first: int) -> dict:
