@@ -24,7 +24,7 @@ from typing import Callable
 from .. import ir
 from ..infer import ValueSets, is_number, nullable_sops
 from .linear import linear_form
-from .readout import Readout, linear_readout, plain_readout
+from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
 from .ops import Attend, Embed, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
 from .selectors import normalize_selector
 
@@ -200,11 +200,18 @@ def build_graph(program: ir.Program, value_sets: ValueSets, fold_embeddings: boo
 
 
 def _readout(output: Var, writer: Op, ops: list[Op]) -> Readout:
-    """The output's own dimensions, or, when only the read-out needs the last table and a
-    linear read-out of its inputs picks the same answers, those inputs (readout.py)."""
-    read_elsewhere = any(output in op_inputs(op) for op in ops)
-    if isinstance(writer, TableMLP) and output.encoding == ir.CATEGORICAL and not read_elsewhere:
-        return linear_readout(writer, output) or plain_readout(output)
+    """How unembed reads the answer (readout.py): the output's own dimensions; or, when only
+    the read-out needs the last table, that table's inputs if a linear read-out of them picks
+    the same answers; or the table's answer as one number when its values are numbers."""
+    if output.encoding == ir.NUMERICAL or any(output in op_inputs(op) for op in ops):
+        return plain_readout(output)
+    if isinstance(writer, TableMLP):
+        readout = linear_readout(writer, output)
+        if readout is not None:
+            return readout
+    if isinstance(writer, TableMLP | NumericMLP) and not output.may_be_none and all(map(is_number, output.values)):
+        writer.out = Var(output.label, ir.NUMERICAL, output.values)  # the number, not its one-hot
+        return nearest_value_readout(writer.out, list(output.values))
     return plain_readout(output)
 
 

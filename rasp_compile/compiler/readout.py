@@ -49,6 +49,17 @@ def plain_readout(output: Var) -> Readout:
     return Readout((output,), classes, weights, bias)
 
 
+def nearest_value_readout(number: Var, classes: list) -> Readout:
+    """Classes that are numbers, read from one numerical dimension w holding one of them:
+    logit_c = (2 c w - c^2) / g^2, where g is the smallest gap between classes. Up to the
+    term -w^2/g^2, common to every class, that is -(w - c)^2 / g^2: the nearest class wins,
+    by at least 1 at any w that is a class. One dimension instead of a one-hot."""
+    centres = np.array([float(c) for c in classes])
+    gaps = np.diff(np.sort(centres))
+    scale = 1.0 / (gaps.min() ** 2) if len(gaps) else 1.0
+    return Readout((number,), classes, (2 * centres * scale)[None, :], -(centres**2) * scale)
+
+
 def linear_readout(op: TableMLP, output: Var) -> Readout | None:
     """The table's answer as an argmax of logits linear in its inputs, or None."""
     if op.covers_none or len(set(op.inputs)) < len(op.inputs):
