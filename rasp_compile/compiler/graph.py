@@ -41,6 +41,7 @@ class _Builder:
     categorical_views: dict = field(default_factory=dict)
     joints: dict = field(default_factory=dict)
     position_features: dict = field(default_factory=dict)
+    linear_features: dict = field(default_factory=dict)
     labels: set = field(default_factory=set)
 
     # -- variables ---------------------------------------------------------------------------
@@ -96,6 +97,15 @@ class _Builder:
             var = self.new_var(label, ir.NUMERICAL, table)
             self.position_features[key] = self.emit(Embed(var, source, dict(zip(raw, table)).__getitem__))
         return self.position_features[key]
+
+    def linear_feature(self, label: str, var: Var, fn: Callable) -> Var:
+        """A numerical variable sum_v fn(v) x[var = v], written by var's own writer."""
+        table = tuple(fn(v) for v in var.values)
+        key = (var, table)
+        if key not in self.linear_features:
+            out = self.new_var(label, ir.NUMERICAL, table)
+            self.linear_features[key] = self.emit(linear_form(out, fn, (var,), self.writer.get))
+        return self.linear_features[key]
 
     def joint(self, parts: tuple[Var, ...]) -> Var:
         """A categorical variable holding the tuple of `parts` (none components included)."""

@@ -112,16 +112,26 @@ def _features(var: Var, layout: Layout, keep: np.ndarray) -> tuple[np.ndarray, n
 
 
 def _position_qk(term: Term, layout: Layout, sharpness: float) -> QK:
-    """S - S (key - target)^2 = 2S key·target - S key^2 + S - S target^2: S at the matching key,
-    at most 0 at any other (positions are whole numbers), from q = [2S target, -S, S - S target^2]
-    and k = [key, key^2, 1]."""
-    key, key_squared, target, target_squared = (layout.dims(v)[0] for v in term.by_position)
-    w_q, b_q = np.zeros((layout.d_model, 3)), np.array([0.0, -sharpness, sharpness])
-    w_k, b_k = np.zeros((layout.d_model, 3)), np.array([0.0, 0.0, 1.0])
-    w_q[target, 0] = 2 * sharpness
-    w_q[target_squared, 2] = -sharpness
-    w_k[key, 0] = 1.0
-    w_k[key_squared, 1] = 1.0
+    """S - S (index - target)^2 = 2S index·target - S index^2 + S (1 - target^2): S where the
+    index is the target, at most 0 elsewhere (indices are whole numbers). With `match` = 1 -
+    target^2 for a value and 0 for none (selectors.position_term):
+
+        indices as keys:     q = [2S target, -S, S match]      k = [index, index^2, 1]
+        indices as queries:  q = [2S index, S, -S index^2]     k = [target, match, 1]
+    """
+    p = term.by_position
+    position, squared, target, match = (layout.dims(v)[0] for v in (p.position, p.position_squared, p.target, p.match))
+    s = sharpness
+    w_q, w_k = np.zeros((layout.d_model, 3)), np.zeros((layout.d_model, 3))
+    b_k = np.array([0.0, 0.0, 1.0])
+    if p.positions_are_keys:
+        b_q = np.array([0.0, -s, 0.0])
+        w_q[target, 0], w_q[match, 2] = 2 * s, s
+        w_k[position, 0], w_k[squared, 1] = 1.0, 1.0
+    else:
+        b_q = np.array([0.0, s, 0.0])
+        w_q[position, 0], w_q[squared, 2] = 2 * s, -s
+        w_k[target, 0], w_k[match, 1] = 1.0, 1.0
     return QK(w_q, b_q, w_k, b_k, np.zeros(3), np.zeros(3))
 
 

@@ -27,14 +27,30 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, eq=False)
+class PositionMatch:
+    """A term `position == target(other side)`, as numbers (see position_term): `position` and
+    `position_squared` come from the position embedding on one side (`positions_are_keys`),
+    `target` and `match` (1 - target^2, 0 for none) are linear in the other side's one-hot."""
+
+    positions_are_keys: bool
+    position: Var
+    position_squared: Var
+    target: Var
+    match: Var
+
+
+@dataclass(frozen=True, eq=False)
 class Term:
     keys: Var
     queries: Var
     table: dict  # (key value, query value) -> bool, over keys.domain x queries.domain
-    by_position: tuple[Var, ...] | None = None  # numerical features, see position_term
+    by_position: PositionMatch | None = None
 
     def reads(self) -> tuple[Var, ...]:
-        return self.by_position or (self.keys, self.queries)
+        if self.by_position is None:
+            return (self.keys, self.queries)
+        p = self.by_position
+        return (p.position, p.position_squared, p.target, p.match)
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,33 +74,43 @@ def normalize_selector(selector: ir.Selector, builder: _Builder) -> SelectorSpec
 
 
 def position_term(term: Term, builder: _Builder) -> Term:
-    """A term whose keys are the indices and whose queries are known from the position alone
-    (indices, or length in a causal program, or maps of them), and which selects at most one
-    key per query, is `key == target(query)`. qk.py scores it -S (key - target)^2 from four
-    numbers the position embedding holds: key, key^2, target, target^2 (target -1 when no key
-    matches), instead of a one-hot table over max_len indices."""
-    positions = builder.position_source(term.keys)
-    query_source = builder.position_source(term.queries)
-    if positions is None or positions[0] != "indices" or query_source is None:
-        return term
-    key_of = positions[1]  # raw position -> key value
-    if any(key_of(p) != p for p in range(builder.program.max_len)) or term.keys.may_be_none:
-        return term
+    """A term with the indices on one side that pairs each value of the other side with at most
+    one index is `index == target(other value)`. qk.py scores it S - S (index - target)^2 from
+    numbers instead of a one-hot table over max_len indices: index and index^2 from the position
+    embedding, and from the other side's one-hot the linear functions sum_v target(v) x[v] and
+    sum_v (1 - target(v)^2) x[v] (target -1 where no index matches), which that side's writer
+    writes for free (linear.py). A none (all-zero one-hot) gets -S index^2 <= 0: no match."""
+    for positions_are_keys in (True, False):
+        positions, other = (term.keys, term.queries) if positions_are_keys else (term.queries, term.keys)
+        target = _index_targets(term, positions, other, positions_are_keys, builder)
+        if target is not None:
+            match = PositionMatch(
+                positions_are_keys,
+                builder.position_feature("indices.value", "indices", lambda p: p),
+                builder.position_feature("indices.value^2", "indices", lambda p: p * p),
+                builder.linear_feature(f"{other.label}.target", other, target.__getitem__),
+                builder.linear_feature(f"{other.label}.match", other, lambda v: 1 - target[v] ** 2),
+            )
+            return Term(term.keys, term.queries, term.table, match)
+    return term
+
+
+def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: bool, builder) -> dict | None:
+    """other value -> the one index it matches (-1 for none), when `positions` is the plain
+    indices and no other value matches two indices; else None."""
+    source = builder.position_source(positions)
+    if source is None or source[0] != "indices" or positions.may_be_none:
+        return None
+    if any(source[1](p) != p for p in range(builder.program.max_len)):
+        return None
     target = {}
-    for q in term.queries.values:
-        matches = [k for k in term.keys.values if term.table[(k, q)]]
+    for v in other.values:
+        pairs = ((p, v) if positions_are_keys else (v, p) for p in positions.values)
+        matches = [pair[0 if positions_are_keys else 1] for pair in pairs if term.table[pair]]
         if len(matches) > 1:
-            return term
-        target[q] = matches[0] if matches else -1
-    source, query_of = query_source
-    label = f"{term.queries.label}.target"
-    features = (
-        builder.position_feature("indices.value", "indices", lambda p: p),
-        builder.position_feature("indices.value^2", "indices", lambda p: p * p),
-        builder.position_feature(label, source, lambda raw: target[query_of(raw)]),
-        builder.position_feature(f"{label}^2", source, lambda raw: target[query_of(raw)] ** 2),
-    )
-    return Term(term.keys, term.queries, term.table, features)
+            return None
+        target[v] = matches[0] if matches else -1
+    return target
 
 
 def _normalize(selector: ir.Selector, builder: _Builder) -> SelectorSpec:
