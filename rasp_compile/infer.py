@@ -21,6 +21,9 @@ from .errors import RaspTypeError, RaspValueError
 MAX_VALUES = 100_000
 """The largest value set an s-op may have; beyond it compiling a one-hot would be absurd."""
 
+MAX_COMBINATIONS = 2_000_000
+"""The most value pairs a sequence_map or select lambda is tried on (each pair is one call)."""
+
 ValueSets = dict  # dict[ir.SOp, frozenset[ir.Value]], keyed by node identity
 
 
@@ -59,15 +62,23 @@ def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[floa
         means.update(_canonical_fraction(s / count) for s in sums)
         if len(means) > MAX_VALUES:
             raise RaspValueError(
-                f"the numerical mean {describe(where)} can take more than {MAX_VALUES:,} values; "
+                f"{describe(where)}, a numerical mean, can take more than {MAX_VALUES:,} values; "
                 "use values on a coarser grid or a smaller max_len",
                 where.loc,
             )
     return means
 
 
+KIND_NAMES = {"SequenceMap": "sequence_map", "SelectorWidth": "selector_width", "SelectAnd": "selector and",
+              "SelectOr": "selector or", "SelectNot": "selector not"}
+
+
 def describe(node: ir.Node) -> str:
-    return f"'{node.label}'" if node.label else f"of {type(node).__name__}"
+    """`'prev'` for a named node, else what it is: `the map`, `the sequence_map`, ..."""
+    if node.label:
+        return f"'{node.label}'"
+    kind = type(node).__name__
+    return f"the {KIND_NAMES.get(kind, kind.lower())}"
 
 
 def call_checked(fn: ir.Fn, args: tuple, node: ir.Node):
@@ -94,12 +105,12 @@ def describe_fn(fn: ir.Fn) -> str:
 def _checked_set(result: set, node: ir.SOp) -> frozenset:
     result.discard(None)
     if len(result) > MAX_VALUES:
-        raise RaspValueError(f"s-op {describe(node)} takes more than {MAX_VALUES:,} values", node.loc)
+        raise RaspValueError(f"{describe(node)} takes more than {MAX_VALUES:,} values", node.loc)
     if node.encoding == ir.NUMERICAL:
         bad = [v for v in result if not is_number(v)]
         if bad:
             raise RaspTypeError(
-                f"numerical s-op {describe(node)} takes the non-numeric value {bad[0]!r}; "
+                f"{describe(node)} is numerical but takes the non-numeric value {bad[0]!r}; "
                 "numerical encodings hold numbers only",
                 node.loc,
             )
@@ -152,6 +163,7 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> se
     if isinstance(node, ir.Map):
         return {call_checked(node.fn, (x,), node) for x in sets[node.inner]}
     if isinstance(node, ir.SequenceMap):
+        _check_combinations(node, sets[node.first], sets[node.second])
         return {
             call_checked(node.fn, (x, y), node)
             for x, y in product(sets[node.first], sets[node.second])
@@ -180,7 +192,19 @@ def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int) -> set:
     return values
 
 
+def _check_combinations(node: ir.Node, first: frozenset, second: frozenset) -> None:
+    if len(first) * len(second) > MAX_COMBINATIONS:
+        raise RaspValueError(
+            f"this {'select' if isinstance(node, ir.Select) else 'sequence_map'} would be tried on "
+            f"{len(first):,} x {len(second):,} value pairs "
+            f"(more than {MAX_COMBINATIONS:,}); map its inputs to fewer values first "
+            "(e.g. a numerical mean to `mean > 0`), or use a smaller max_len",
+            node.loc,
+        )
+
+
 def _check_predicate(select: ir.Select, sets: ValueSets) -> None:
+    _check_combinations(select, sets[select.keys], sets[select.queries])
     if isinstance(select.predicate, str):
         if select.predicate in ("<", "<=", ">", ">="):
             for key, query in product(sets[select.keys], sets[select.queries]):

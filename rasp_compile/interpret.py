@@ -238,7 +238,7 @@ def _conflict(node: ir.Aggregate, selected: list, xs: list, q: int) -> RaspRunti
             distinct.append(value)
     shown = ", ".join("none" if v is None else repr(v) for v in distinct)
     return RaspRuntimeError(
-        f"categorical aggregate {describe(node)} selects different values ({shown}) "
+        f"{describe(node)} selects different values ({shown}) "
         f"at query position {q} on input {xs!r}; a categorical aggregate must select one value",
         node.loc,
     )

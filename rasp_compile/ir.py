@@ -47,7 +47,7 @@ class Fn:
     def __call__(self, *args: Value) -> Value:
         """`call(*args)`, canonical (floats snapped), computed once per distinct arguments:
         inference, compilation and the interpreter all ask for the same combinations."""
-        key = tuple((type(a), a) for a in args)  # 1, 1.0 and True are equal but not the same
+        key = args + tuple(map(type, args))  # 1, 1.0 and True are equal, not the same
         if key not in self.results:
             self.results[key] = canonical(self.call(*args))
         return self.results[key]
