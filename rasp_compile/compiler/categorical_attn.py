@@ -17,7 +17,7 @@ import numpy as np
 
 from .ops import Attend
 from .layout import Layout
-from .margins import CATEGORICAL_LEAK, needed_gap
+from .margins import bos_self_score, CATEGORICAL_LEAK, needed_gap
 from .pieces import Head
 from .qk import score_weights
 
@@ -25,7 +25,7 @@ from .qk import score_weights
 def categorical_head(op: Attend, layout: Layout, max_len: int) -> Head:
     sharpness = 2 * needed_gap(max_len + 1, CATEGORICAL_LEAK)
     m = len(op.selector.terms)
-    qk = score_weights(op.selector, layout, sharpness, (m - 0.5) * sharpness, sharpness)
+    qk = score_weights(op.selector, layout, sharpness, (m - 0.5) * sharpness, bos_self_score(max_len))
     out_values, out_dims = op.out.values, layout.dims(op.out)
     value_dims = layout.dims(op.value)
     w_v = np.zeros((layout.d_model, len(out_values)))

@@ -24,6 +24,16 @@ STEP_WINDOW = 1 / 8
 neighbouring values (the steps are flat within 1/4 of a gap: half of that for safety)."""
 
 
+BOS_ISOLATION = 1e-15
+"""The weight the BOS query may leave on other keys: its residual must be the same for every
+input (assemble.py compensates for it by value), so the leak is held below float64 noise."""
+
+
+def bos_self_score(max_len: int) -> float:
+    """The score BOS gets at the BOS query, every other key scoring 0 there."""
+    return needed_gap(max_len + 1, BOS_ISOLATION)
+
+
 def needed_gap(n_keys: int, tolerated_leak: float) -> float:
     """The score gap that leaves at most `tolerated_leak` of the weight off the intended keys."""
     return math.log(n_keys / tolerated_leak)
