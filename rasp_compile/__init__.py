@@ -21,7 +21,7 @@ from os import PathLike
 import numpy as np
 
 from . import ir
-from .compiler import compile_program
+from .compiler import OPTIMIZATIONS, compile_program
 from .errors import InputError, RaspError, WeightsError, format_error
 from .flops import count_flops
 from .forward import complete, logits, predict
@@ -31,21 +31,23 @@ from .model import Model
 from .weights_file import load, save
 
 __all__ = [
-    "ir", "Model", "RaspError", "InputError", "WeightsError", "format_error",
+    "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "format_error",
     "parse_program", "load_program", "compile", "save", "load", "run", "complete", "logits",
     "evaluate", "OpCounter", "count_flops",
 ]
 
 
 def compile(
-    program: ir.Program | str | PathLike, max_len: int | None = None, dtype=np.float32
+    program: ir.Program | str | PathLike, max_len: int | None = None, dtype=np.float32, disabled=()
 ) -> Model:
-    """Compile a program given as IR, as `.rasp` text (a `str`), or as a file (a `pathlib.Path`)."""
+    """Compile a program given as IR, as `.rasp` text (a `str`), or as a file (a `pathlib.Path`),
+    optionally at another max_len and without the optimisation passes named in `disabled`
+    (see `OPTIMIZATIONS`)."""
     if isinstance(program, PathLike):
         program = load_program(program)
     elif isinstance(program, str):
         program = parse_program(program)
-    return compile_program(program, max_len=max_len, dtype=dtype)
+    return compile_program(program, max_len=max_len, dtype=dtype, disabled=disabled)
 
 
 def run(model: Model, tokens: list) -> list:

@@ -79,6 +79,10 @@ def as_fn(f: Fn | Callable[..., Value]) -> Fn:
     return f if isinstance(f, Fn) else Fn(f, getattr(f, "__name__", "<python function>"))
 
 
+def identity(value: Value) -> Value:
+    return value
+
+
 def compare(op: str, key: Value, query: Value) -> bool:
     """A comparison predicate, read as `key OP query` (SPEC §1, `select`)."""
     if op == "true":

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from model_zoo import handmade_module
-from rasp_compile import compile
+from rasp_compile import OPTIMIZATIONS, compile
 from rasp_compile.cli import compile_cmd, run_cmd
 from rasp_compile.flops import count_flops
 from rasp_compile.frontend import load_program
@@ -137,7 +137,7 @@ def test_program_errors_are_counted_apart(capsys, tmp_path):
                                "percent": 100.0}
     assert report["program_errors"][0]["input"] == "ab"
     err = run(capsys, run_cmd.main, conflict, "ab", "--flops")[2]
-    assert err.startswith(f"{conflict}:3:5: error: categorical aggregate 'x' selects different values")
+    assert err.startswith(f"{conflict}:3:5: error: 'x' selects different values")
 
 
 def test_flops_json_equals_count_flops_and_the_interpreter_counter(capsys, aab):
@@ -248,3 +248,13 @@ def test_installed_console_scripts(tmp_path):
     subprocess.run(["rasp-compile", AAB, "--emit", str(weights)], check=True, capture_output=True)
     done = subprocess.run(["rasp-run", str(weights), "aabaa"], check=True, capture_output=True, text=True)
     assert done.stdout == "aabaa :: baabaabaab\n"
+
+
+def test_no_opt_switches_passes_off(capsys):
+    plain = run_json(capsys, compile_cmd.main, AAB, "--no-opt", "all")
+    assert plain["model"]["layers"] == compile(load_program(AAB), disabled=OPTIMIZATIONS).meta["layers"]
+    one_off = run_json(capsys, compile_cmd.main, AAB, "--no-opt", "linear-readout")
+    assert one_off["model"]["layers"] == compile(load_program(AAB), disabled=["linear-readout"]).meta["layers"]
+    assert plain["model"]["d_model"] > run_json(capsys, compile_cmd.main, AAB)["model"]["d_model"]
+    status, _, err = run(capsys, compile_cmd.main, AAB, "--no-opt", "bogus")
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "bogus" in err

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rasp_compile.compiler import compile_program
+from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.forward import encode, trace
 from rasp_compile.frontend import load_program
 from rasp_compile.weights_file import load, save
@@ -46,6 +46,17 @@ def test_compiled_equals_interpreter_on_every_input(path: Path):
     model = compile_program(program)
     assert time.perf_counter() - started < 1.0, "every library program compiles in under a second"
     bad, checked = disagreements(model, program, every_input(program.vocab, program.max_len))
+    assert checked > 0
+    assert bad == []
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_unoptimised_compilation_equals_interpreter(path: Path):
+    """With every optimisation pass off, the plain constructions alone are right too."""
+    program = load_program(path)
+    model = compile_program(program, disabled=OPTIMIZATIONS)
+    inputs = every_input(program.vocab, program.max_len)
+    bad, checked = disagreements(model, program, random.Random(5).sample(inputs, min(len(inputs), 2_000)))
     assert checked > 0
     assert bad == []
 

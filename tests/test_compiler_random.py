@@ -7,9 +7,10 @@ from __future__ import annotations
 import random
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rasp_compile import ir
-from rasp_compile.compiler import compile_program
+from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.infer import infer_value_sets
 
 from differential import disagreements
@@ -23,3 +24,13 @@ def test_compiled_random_program_equals_interpreter(program: ir.Program):
     model = compile_program(program)
     bad, checked = disagreements(model, program, random_inputs(program, random.Random(0), 30))
     assert bad == [], bad[:3]
+
+
+@settings(max_examples=100, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), st.sampled_from(sorted(OPTIMIZATIONS)))
+def test_each_optimisation_can_be_switched_off(program: ir.Program, disabled: str):
+    """The tests run both ways: any one pass off, or all of them, still gives the same answers."""
+    for switched_off in ([disabled], list(OPTIMIZATIONS)):
+        model = compile_program(program, disabled=switched_off)
+        bad, _ = disagreements(model, program, random_inputs(program, random.Random(1), 20))
+        assert bad == [], (switched_off, bad[:3])

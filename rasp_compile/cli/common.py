@@ -90,13 +90,16 @@ def _text_or_none(path: str) -> str | None:
         return None
 
 
-def compile_file(path: str, max_len: int | None = None, dtype=np.float32) -> tuple[ir.Program, Model]:
-    """The checked program of a `.rasp` file (at `max_len` if given) and its compiled model."""
+def compile_file(
+    path: str, max_len: int | None = None, dtype=np.float32, disabled: tuple[str, ...] = ()
+) -> tuple[ir.Program, Model]:
+    """The checked program of a `.rasp` file (at `max_len` if given) and its compiled model,
+    without the optimisation passes named in `disabled`."""
     with program_errors(path):
         program = load_program(path)
         if max_len is not None:
             program = dataclasses.replace(program, max_len=max_len)
-        return program, compile_program(program, dtype=dtype)
+        return program, compile_program(program, dtype=dtype, disabled=disabled)
 
 
 def load_model(path: str) -> Model:

@@ -14,6 +14,7 @@ import numpy as np
 from rich.table import Table
 
 from .. import ir
+from ..compiler import OPTIMIZATIONS
 from ..flops import count_flops
 from ..infer import infer_value_sets
 from ..model import Model, n_nonzero, n_params
@@ -31,6 +32,9 @@ def build_parser() -> Parser:
     parser.add_argument("--emit", metavar="OUT.npz", help="write the weights (SPEC §2) to this file")
     parser.add_argument("--max-len", type=positive_int, metavar="N", help="override the program's max_len")
     parser.add_argument("--dtype", choices=DTYPES, default="float32", help="weight dtype (default float32)")
+    parser.add_argument("--no-opt", action="append", default=[], metavar="NAME", choices=[*OPTIMIZATIONS, "all"],
+                        help="switch an optimisation pass off (repeatable; 'all' for the plain constructions): "
+                             + ", ".join(OPTIMIZATIONS))
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     return parser
 
@@ -40,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compile(args) -> int:
-    program, model = compile_file(args.program, args.max_len, DTYPES[args.dtype])
+    disabled = tuple(OPTIMIZATIONS) if "all" in args.no_opt else tuple(args.no_opt)
+    program, model = compile_file(args.program, args.max_len, DTYPES[args.dtype], disabled)
     if args.emit:
         try:
             save(model, args.emit)

@@ -12,6 +12,7 @@ The passes, in order (one module each):
 from __future__ import annotations
 
 import dataclasses
+from typing import Iterable
 
 import numpy as np
 
@@ -24,14 +25,34 @@ from .layout import lay_out
 from .schedule import schedule
 
 
-def compile_program(program: ir.Program, max_len: int | None = None, dtype=np.float32) -> Model:
-    """Compile `program` (optionally at another max_len) into weights of the given float dtype."""
+OPTIMIZATIONS = {
+    "fold-embeddings": "maps of tokens, indices (and causal length) become embedding rows",
+    "fold-linear": "linear s-ops are written by their inputs' writers, with no layer of their own",
+    "value-classes": "a numerical s-op read categorically keeps only the values its reader tells apart",
+    "position-selects": "selects pairing an index with one target are scored from four numbers",
+    "linear-readout": "a last table that a linear read-out can answer is left to unembed",
+    "number-readout": "a numeric-valued output is written as one number, read as the nearest value",
+    "prune": "residual dimensions that no weight reads are dropped",
+}
+"""Every optimisation pass by name (`--no-opt NAME`, `disabled=` below): with all of them off,
+each s-op is compiled by its plain construction, one-hot and one sub-layer each."""
+
+
+def compile_program(
+    program: ir.Program, max_len: int | None = None, dtype=np.float32, disabled: Iterable[str] = ()
+) -> Model:
+    """Compile `program` (optionally at another max_len) into weights of the given float dtype,
+    without the optimisations named in `disabled` (keys of OPTIMIZATIONS)."""
+    unknown = set(disabled) - set(OPTIMIZATIONS)
+    if unknown:
+        raise ValueError(f"unknown optimisation {sorted(unknown)[0]!r}; known: {', '.join(OPTIMIZATIONS)}")
+    enabled = frozenset(OPTIMIZATIONS) - set(disabled)
     if max_len is not None and max_len != program.max_len:
         program = dataclasses.replace(program, max_len=max_len)
     value_sets = infer_value_sets(program)
-    graph = build_graph(program, value_sets)
+    graph = build_graph(program, value_sets, enabled)
     embeds, blocks = schedule(graph)
     layout = lay_out(graph)
-    model = assemble(graph, embeds, blocks, layout, dtype)
+    model = assemble(graph, embeds, blocks, layout, dtype, prune="prune" in enabled)
     validate(model)
     return model

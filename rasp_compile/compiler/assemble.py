@@ -107,7 +107,9 @@ def _attention_arrays(heads: list[Head], layout: Layout, x_bos: np.ndarray) -> t
     return {"n_head": n, "d_head": d_head, "arrays": arrays}, bos_out
 
 
-def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Layout, dtype=np.float32) -> Model:
+def assemble(
+    graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Layout, dtype=np.float32, prune: bool = True
+) -> Model:
     program = graph.program
     n = program.max_len
     folds = Folds(graph, layout)
@@ -145,7 +147,9 @@ def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Lay
     params["unembed"] = unembed
     if unembed_b is not None:
         params["unembed_b"] = unembed_b
-    params, residual = _without_unread_dimensions(params, list(layout.labels))
+    residual = list(layout.labels)
+    if prune:
+        params, residual = _without_unread_dimensions(params, residual)
     meta = {
         "format": FORMAT,
         "vocab": [_json_value(v) for v in program.vocab] + [_bos_marker(program.vocab)],

@@ -33,7 +33,7 @@ from .selectors import normalize_selector
 class _Builder:
     program: ir.Program
     value_sets: ValueSets
-    fold_embeddings: bool
+    enabled: frozenset  # the optimisations to apply (compiler.OPTIMIZATIONS)
     nullable: set  # the s-ops that may be none (infer.nullable_sops)
     ops: list[Op] = field(default_factory=list)
     vars: dict = field(default_factory=dict)  # ir node -> Var
@@ -64,7 +64,7 @@ class _Builder:
 
     # -- conversions used by the primitives ----------------------------------------------------
 
-    def categorical_view(self, var: Var, signature: Callable = lambda x: x) -> Var:
+    def categorical_view(self, var: Var, signature: Callable = ir.identity) -> Var:
         """`var` itself if categorical; else a categorical copy written by an exact step MLP.
 
         The copy needs only as many values as the consumer tells apart: values with equal
@@ -72,6 +72,8 @@ class _Builder:
         first of them. A consumer computing on that value gets what it would on any other."""
         if var.encoding == ir.CATEGORICAL:
             return var
+        if "value-classes" not in self.enabled:
+            signature = ir.identity  # every value its own class
         first_of: dict = {}
         representative = {x: first_of.setdefault(signature(x), x) for x in var.values}
         key = (var, tuple(representative[x] for x in var.values))
@@ -97,6 +99,12 @@ class _Builder:
             var = self.new_var(label, ir.NUMERICAL, table)
             self.position_features[key] = self.emit(Embed(var, source, dict(zip(raw, table)).__getitem__))
         return self.position_features[key]
+
+    def linear(self, out: Var, fn: Callable, inputs: tuple[Var, ...]) -> Linear | None:
+        """`out = fn(*inputs)` as a Linear op when that pass is on and the map is linear."""
+        if "fold-linear" not in self.enabled:
+            return None
+        return linear_form(out, fn, inputs, self.writer.get)
 
     def linear_feature(self, label: str, var: Var, fn: Callable) -> Var:
         """A numerical variable sum_v fn(v) x[var = v], written by var's own writer."""
@@ -151,16 +159,18 @@ class _Builder:
         raise TypeError(f"no compilation rule for {type(node).__name__}")
 
     def _map_op(self, out: Var, fn: Callable, inner: Var) -> Op:
-        if self.fold_embeddings and isinstance(self.writer[inner], Embed):
+        if "fold-embeddings" in self.enabled and isinstance(self.writer[inner], Embed):
             source = self.writer[inner]
             return Embed(out, source.source, _compose(fn, source.fn))
-        linear = linear_form(out, fn, (inner,), self.writer.get)
+        linear = self.linear(out, fn, (inner,))
         if linear is not None:
             return linear
+        if inner.encoding == ir.CATEGORICAL:
+            return TableMLP(out, (inner,), fn)
         return NumericMLP(out, inner, fn)
 
     def _sequence_map_op(self, out: Var, fn: Callable, first: Var, second: Var) -> Op:
-        linear = linear_form(out, fn, (first, second), self.writer.get)
+        linear = self.linear(out, fn, (first, second))
         if linear is not None:
             return linear
         first_view = self.categorical_view(first, lambda x: tuple(fn(x, y) for y in second.values))
@@ -198,28 +208,29 @@ def _sort_key(value):
     return (2, str(value))
 
 
-def build_graph(program: ir.Program, value_sets: ValueSets, fold_embeddings: bool = True) -> Graph:
+def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) -> Graph:
     """Every s-op the output depends on, as variables and the ops that write them."""
-    builder = _Builder(program, value_sets, fold_embeddings, nullable_sops(program))
+    builder = _Builder(program, value_sets, enabled, nullable_sops(program))
     for node in program.nodes():
         if isinstance(node, ir.SOp):
             builder.var_for(node)
     output = builder.vars[program.output]
-    readout = _readout(output, builder.writer[output], builder.ops)
+    readout = _readout(output, builder.writer[output], builder.ops, enabled)
     return Graph(_live_ops(builder.ops, readout.inputs), output, program, readout)
 
 
-def _readout(output: Var, writer: Op, ops: list[Op]) -> Readout:
+def _readout(output: Var, writer: Op, ops: list[Op], enabled: frozenset) -> Readout:
     """How unembed reads the answer (readout.py): the output's own dimensions; or, when only
     the read-out needs the last table, that table's inputs if a linear read-out of them picks
     the same answers; or the table's answer as one number when its values are numbers."""
     if output.encoding == ir.NUMERICAL or any(output in op_inputs(op) for op in ops):
         return plain_readout(output)
-    if isinstance(writer, TableMLP):
+    if isinstance(writer, TableMLP) and "linear-readout" in enabled:
         readout = linear_readout(writer, output)
         if readout is not None:
             return readout
-    if isinstance(writer, TableMLP | NumericMLP) and not output.may_be_none and all(map(is_number, output.values)):
+    numbers = not output.may_be_none and all(map(is_number, output.values))
+    if isinstance(writer, TableMLP | NumericMLP) and numbers and "number-readout" in enabled:
         writer.out = Var(output.label, ir.NUMERICAL, output.values)  # the number, not its one-hot
         return nearest_value_readout(writer.out, list(output.values))
     return plain_readout(output)

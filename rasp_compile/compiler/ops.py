@@ -76,7 +76,7 @@ def value_text(value) -> str:
 class Embed:
     out: Var
     source: str  # "tokens", "indices" or "length" (length only in causal programs: i + 1)
-    fn: Callable = staticmethod(lambda v: v)
+    fn: Callable = ir.identity
 
 
 @dataclass(eq=False)

@@ -70,6 +70,8 @@ def normalize_selector(selector: ir.Selector, builder: _Builder) -> SelectorSpec
     """The selector as a conjunction of tables, creating joint variables where needed; terms
     that match a position to at most one position are scored from numerical features."""
     spec = _normalize(selector, builder)
+    if "position-selects" not in builder.enabled:
+        return spec
     return SelectorSpec(tuple(position_term(term, builder) for term in spec.terms))
 
 
