@@ -49,7 +49,9 @@ class _PostLexer:
 def _make_parser() -> Lark:
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
     postlex = _PostLexer()
-    parser = Lark(grammar, parser="lalr", lexer="contextual", postlex=postlex, propagate_positions=True)
+    # cache=True: the LALR tables are built once per grammar and kept in the temp folder, so
+    # a new process (every rasp-compile run) loads them instead of rebuilding them.
+    parser = Lark(grammar, parser="lalr", lexer="contextual", postlex=postlex, propagate_positions=True, cache=True)
     name = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
     postlex.keywords = frozenset(
         t.pattern.value for t in parser.terminals if isinstance(t.pattern, PatternStr) and name.fullmatch(t.pattern.value)
