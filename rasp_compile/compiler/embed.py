@@ -3,7 +3,8 @@
 `wte` row t holds the encoding of tokens (and of every map of tokens folded into it: a map of a
 token is a table lookup, free in an embedding); the BOS row holds only `bos`. `wpe` row p + 1
 holds position p's indices and, in a causal program, length = p + 1 (and folded maps of them);
-row 0 is the BOS position and holds nothing, so BOS's residual is `bos` alone.
+row 0 is the BOS position and holds none of them. (assemble.py adds the constants of folded
+linear s-ops to every row, BOS's too; it tracks what BOS's residual holds.)
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ the table's MLP and let `unembed` read the table's inputs.
 
 The prediction is an argmax, so the last table need not be computed exactly: it is enough that
 some logits, linear in the inputs' one-hots, are largest at the right value for every input
-combination. `next = "b" if prev == "a" and t == "a" else "a"` becomes
-logit_b = prev:a + tokens:a - 3/2, logit_a = 0: the (aab)* predictor without its MLP.
+combination. `next = "b" if prev == "a" and t == "a" else "a"` is such a table (logit_b -
+logit_a can be prev:a + tokens:a - 3/2): the (aab)* predictor needs no MLP.
 
 We look for such weights with a perceptron on the table's rows (a margin of 1 per row, a
 bounded number of passes) and keep them only when every row then wins by at least MARGIN.
