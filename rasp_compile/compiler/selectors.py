@@ -72,7 +72,24 @@ def normalize_selector(selector: ir.Selector, builder: _Builder) -> SelectorSpec
     spec = _normalize(selector, builder)
     if "position-selects" not in builder.enabled:
         return spec
-    return SelectorSpec(tuple(position_term(term, builder) for term in spec.terms))
+    terms = (position_term(causal_term(term, builder), builder) for term in spec.terms)
+    return SelectorSpec(tuple(terms))
+
+
+def causal_term(term: Term, builder: _Builder) -> Term:
+    """In a causal program the mask already hides keys after the query, so a term between two
+    position-only variables that holds for every key at or before its query (k <= q, say)
+    always holds where it matters: it becomes `true`, which one constant scores."""
+    keys, queries = builder.position_source(term.keys), builder.position_source(term.queries)
+    if not builder.program.causal or keys is None or queries is None:
+        return term
+    raw = {"indices": lambda p: p, "length": lambda p: p + 1}
+    n = builder.program.max_len
+    key_at = [keys[1](raw[keys[0]](p)) for p in range(n)]
+    query_at = [queries[1](raw[queries[0]](p)) for p in range(n)]
+    if all(term.table[(key_at[k], query_at[q])] for q in range(n) for k in range(q + 1)):
+        return Term(term.keys, term.queries, dict.fromkeys(term.table, True))
+    return term
 
 
 def position_term(term: Term, builder: _Builder) -> Term:
