@@ -258,3 +258,14 @@ def test_no_opt_switches_passes_off(capsys):
     assert plain["model"]["d_model"] > run_json(capsys, compile_cmd.main, AAB)["model"]["d_model"]
     status, _, err = run(capsys, compile_cmd.main, AAB, "--no-opt", "bogus")
     assert status == 2 and len(err.strip().splitlines()) == 1 and "bogus" in err
+
+
+def test_broken_pipe_ends_quietly(tmp_path):
+    script = shutil.which("rasp-run")
+    if script is None:
+        pytest.skip("the console scripts are not installed")
+    reader = subprocess.Popen([script, str(AAB), "aabaa", "--trace"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.read(10)
+    reader.stdout.close()  # the reader leaves, as `| head` does
+    _, err = reader.communicate(timeout=60)
+    assert b"Traceback" not in err

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,6 +68,9 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
         return 2
     except RaspError as error:  # a program error outside `program_errors`: no source line to show
         print(format_error(error, None), file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the reader left (`rasp-run ... | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
         return 1
 
 

@@ -54,5 +54,6 @@ def compile_program(
     embeds, blocks = schedule(graph)
     layout = lay_out(graph)
     model = assemble(graph, embeds, blocks, layout, dtype, prune="prune" in enabled)
+    model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of SPEC §2's meta
     validate(model)
     return model
