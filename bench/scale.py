@@ -275,7 +275,7 @@ def comparison_table(cells: list[dict]) -> Table:
         low, high = figure.compile_seconds
         rows.append([figure.program, str(figure.max_len), f"{shown(cell, 'layers', 'd')}/{figure.layers}",
                      shown(cell, "params", ","), f"{figure.params:,}",
-                     "-" if ratio is None else f"1/{1 / ratio:,.0f}" if ratio < 1 else f"{ratio:.2f}",
+                     ratio_text(ratio),
                      shown(cell, "accuracy", ".2f") + ("%" if "accuracy" in cell else ""), figure.exactness,
                      compile_text(cell), f"{low}-{high}", shown(cell, "forward_ms_per_1000", ",.1f"),
                      "-" if figure.forward_ms_per_1000 is None else f"{figure.forward_ms_per_1000:,.0f}"])
@@ -284,6 +284,15 @@ def comparison_table(cells: list[dict]) -> Table:
 
 # ---------------------------------------------------------------------------------------------
 # Goal checks of issue 5: each a (goal, passed, detail) from the measured cells.
+
+
+def ratio_text(ratio: float | None) -> str:
+    """ours / tracr as 1/N, N with a decimal while it is below 10 (1/1.8 is not 1/2)."""
+    if ratio is None:
+        return "-"
+    if ratio >= 1:
+        return f"{ratio:.2f}"
+    return f"1/{1 / ratio:.1f}" if 1 / ratio < 10 else f"1/{1 / ratio:,.0f}"
 
 
 def library_programs() -> list[str]:
@@ -336,7 +345,7 @@ def goal_params(cells: list[dict]) -> tuple[str, bool, str]:
         elif cell["params"] > limit * figure.params:
             failures.append(f"{figure.program} {cell['params']:,} > {limit:g} x {figure.params:,}")
         else:
-            ratios.append(f"{figure.program} 1/{figure.params / cell['params']:,.0f}")
+            ratios.append(f"{figure.program} {ratio_text(cell['params'] / figure.params)}")
     return verdict(f"3 params at max_len {tracr.COMPARISON_MAX_LEN} <= 1/10 (length, hist: 1/2) of tracr",
                    failures, missing, ", ".join(ratios))
 
@@ -368,7 +377,7 @@ def goal_forward_time(cells: list[dict]) -> tuple[str, bool, str]:
         elif figure.forward_ms_per_1000 / ms < tracr.FORWARD_SPEEDUP_GOAL:
             failures.append(f"{figure.program} {ms:,.1f} ms vs tracr {figure.forward_ms_per_1000:,.0f} ms")
         else:
-            speedups.append(f"{figure.program} {figure.forward_ms_per_1000 / ms:,.0f}x faster")
+            speedups.append(f"{figure.program} {figure.forward_ms_per_1000 / ms:,.1f}x faster")
     return verdict(f"4b forward on 1,000 at max_len {tracr.COMPARISON_MAX_LEN} >= "
                    f"{tracr.FORWARD_SPEEDUP_GOAL:g}x faster than tracr", failures, missing, ", ".join(speedups))
 
