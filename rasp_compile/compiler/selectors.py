@@ -20,10 +20,12 @@ from itertools import product
 from typing import TYPE_CHECKING, Callable
 
 from .. import ir
+from .margins import smallest_gap
+from .ops import Linear, NumericMLP
 
 if TYPE_CHECKING:
     from .graph import _Builder
-    from .ops import Var
+    from .ops import Var  # noqa: F401 (annotations)
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,7 +131,28 @@ def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: b
         if len(matches) > 1:
             return None
         target[v] = matches[0] if matches else -1
+    if not _precise_enough(other, target, builder):
+        return None
     return target
+
+
+def _precise_enough(other: Var, target: dict, builder: _Builder) -> bool:
+    """Whether float32 can carry target and 1 - target^2 from `other`'s writers exactly enough.
+
+    A step MLP (numeric_mlp.py) with slope s computes each step to about s * 2^-22 (float32 on
+    pre-activations near s); the features sum a step per value, each scaled by up to
+    A = max |1 - t^2| + 2 n max |t| in the score (in units of S). The match is kept only while
+    that error stays below 1/8 of the S/2 margin; else the one-hot table is used instead."""
+    writer = builder.writer[other]
+    sources = [builder.writer[v] for v in writer.inputs] if isinstance(writer, Linear) else [writer]
+    n = builder.program.max_len
+    amplification = len(target) * max(abs(1 - t * t) + 2 * n * abs(t) for t in target.values())
+    for source in sources:
+        if isinstance(source, NumericMLP):
+            slope = 2 / smallest_gap(source.input.values)
+            if slope * 2.0**-22 * amplification > 1 / 16:
+                return False
+    return True
 
 
 def _normalize(selector: ir.Selector, builder: _Builder) -> SelectorSpec:
