@@ -10,7 +10,7 @@ categorical aggregate selecting two values) are counted apart, not as disagreeme
 from __future__ import annotations
 
 import random
-from itertools import islice, product
+from itertools import product
 
 from rich.progress import Progress
 from rich.table import Table

@@ -17,7 +17,6 @@ import json
 
 import numpy as np
 
-from .. import ir
 from ..model import FORMAT, Model
 from .categorical_attn import categorical_head
 from .embed import embeddings
