@@ -52,10 +52,14 @@ class QK:
 
 
 def score_weights(spec: SelectorSpec, layout: Layout, sharpness: float, bos_score: float, bos_self: float) -> QK:
-    """Scores sharpness * (number of terms that hold) for ordinary keys, `bos_score` for BOS.
+    """Scores sharpness * (number of terms that hold) for ordinary keys, `bos_score` for BOS,
+    both lowered by (m - 1) * sharpness (m terms): softmax does not see a shift common to every
+    key, and it keeps every score a head can reach below about 40, so even a forward pass that
+    exponentiates scores without subtracting the row maximum stays finite in float32.
 
     `bos_score` and `bos_self` are in units of absolute score (already multiplied by sharpness)."""
-    parts = [_term_qk(term, layout, sharpness) for term in spec.terms]
+    shift = (len(spec.terms) - 1) * sharpness
+    parts = [_term_qk(term, layout, sharpness, shift if i == 0 else 0.0) for i, term in enumerate(spec.terms)]
     d = sum(p.w_q.shape[1] for p in parts) + 1
     qk = QK(*(np.zeros(shape) for shape in [(layout.d_model, d), d, (layout.d_model, d), d, d, d]))
     col = 0
@@ -65,7 +69,7 @@ def score_weights(spec: SelectorSpec, layout: Layout, sharpness: float, bos_scor
             getattr(qk, name)[..., col : col + width] = getattr(part, name)
         col += width
     # The BOS column: key feature 1 at BOS only, query feature the constant bos_score.
-    qk.b_q[col] = bos_score
+    qk.b_q[col] = bos_score - shift
     qk.k_bos[col] = 1.0
     qk.q_bos[col] = bos_self
     return qk
@@ -135,10 +139,15 @@ def _position_qk(term: Term, layout: Layout, sharpness: float) -> QK:
     return QK(w_q, b_q, w_k, b_k, np.zeros(3), np.zeros(3))
 
 
-def _term_qk(term: Term, layout: Layout, sharpness: float) -> QK:
+def _term_qk(term: Term, layout: Layout, sharpness: float, shift: float) -> QK:
+    """The term's q/k columns, its every score lowered by `shift` (through the constant
+    features, which every ordinary key has and BOS, compensated, does not)."""
     if term.by_position:
-        return _position_qk(term, layout, sharpness)
+        qk = _position_qk(term, layout, sharpness)
+        qk.b_q[2] -= shift  # the q feature that meets k's constant 1
+        return qk
     a = _table_matrix(term, sharpness)
+    a[-1, -1] -= shift  # constant x constant
     rows, cols = np.any(a != 0, axis=1), np.any(a != 0, axis=0)
     a = a[rows][:, cols]
     w_q, b_q = _features(term.queries, layout, rows)
