@@ -26,6 +26,10 @@ BOS: one more column. Its key feature is 1 at BOS only; its query feature is the
 no key is selected: the default) or m S for selector_width (it ties with the selected keys).
 At the BOS query itself the score of BOS is `bos_self` and every other key's is 0, so the BOS
 position reads only itself and its residual stays input-independent (assemble.py relies on it).
+
+Every ordinary key's score and BOS's are then lowered by (m - 1) S, through the constant
+features: softmax ignores a shift common to a row, and the highest score a head can produce stays
+near S, so exponentiating scores without subtracting the row maximum cannot overflow float32.
 """
 
 from __future__ import annotations
