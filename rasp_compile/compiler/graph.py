@@ -42,6 +42,7 @@ class _Builder:
     joints: dict = field(default_factory=dict)
     position_features: dict = field(default_factory=dict)
     linear_features: dict = field(default_factory=dict)
+    lengths: set = field(default_factory=set)  # the variables holding a non-causal length
     labels: set = field(default_factory=set)
 
     # -- variables ---------------------------------------------------------------------------
@@ -147,6 +148,7 @@ class _Builder:
             if causal:
                 return Embed(out, "length")
             everything = ir.Select(ir.tokens, ir.tokens, "true")
+            self.lengths.add(out)
             return self._width_ops(everything, out)  # n, as the width of select-all
         if isinstance(node, ir.Map):
             return self._map_op(out, node.fn, self.vars[node.inner])
@@ -175,7 +177,29 @@ class _Builder:
             return linear
         first_view = self.categorical_view(first, lambda x: tuple(fn(x, y) for y in second.values))
         second_view = self.categorical_view(second, lambda y: tuple(fn(x, y) for x in first.values))
-        return TableMLP(out, (first_view, second_view), fn)
+        return TableMLP(out, (first_view, second_view), fn, possible=self.possible_pairs(first_view, second_view))
+
+    def possible_pairs(self, first: Var, second: Var) -> frozenset | None:
+        """The (first, second) value pairs that can meet at one position, when the positions
+        decide it: two position-only variables meet only as position p gives them, and a
+        position-only variable meets the length n only at positions p < n. None: any pair."""
+        n = self.program.max_len
+        at = {var: self._values_by_position(var) for var in (first, second)}
+        if at[first] is not None and at[second] is not None:
+            return frozenset(zip(at[first], at[second]))
+        for positioned, other, swap in ((first, second, False), (second, first, True)):
+            if at[positioned] is not None and other in self.lengths:
+                pairs = {(at[positioned][p], length) for length in range(1, n + 1) for p in range(length)}
+                return frozenset((b, a) for a, b in pairs) if swap else frozenset(pairs)
+        return None
+
+    def _values_by_position(self, var: Var) -> list | None:
+        """var's value at each position 0..max_len-1, if the position alone decides it."""
+        source = self.position_source(var)
+        if source is None:
+            return None
+        first = 0 if source[0] == "indices" else 1
+        return [source[1](p + first) for p in range(self.program.max_len)]
 
     def _aggregate_op(self, node: ir.Aggregate, out: Var) -> Op:
         selector = normalize_selector(node.selector, self)

@@ -89,6 +89,7 @@ class TableMLP:
     inputs: tuple[Var, ...]
     fn: Callable
     covers_none: bool = False
+    possible: frozenset | None = None  # the combinations that can occur, when fewer than all
 
 
 @dataclass(eq=False)

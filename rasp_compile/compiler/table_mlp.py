@@ -28,6 +28,8 @@ def table_mlp(op: TableMLP, layout: Layout) -> MLP:
     domains = [x.domain if op.covers_none else x.values for x in op.inputs]
     units = []
     for combination in product(*domains):
+        if op.possible is not None and combination not in op.possible:
+            continue  # e.g. an index at or past the length: no unit needed
         out = op.out.encode(op.fn(*combination))
         if any(out.values()):
             units.append((combination, out))
