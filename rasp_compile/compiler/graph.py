@@ -184,7 +184,7 @@ class _Builder:
         decide it: two position-only variables meet only as position p gives them, and a
         position-only variable meets the length n only at positions p < n. None: any pair."""
         n = self.program.max_len
-        at = {var: self._values_by_position(var) for var in (first, second)}
+        at = {var: self.values_by_position(var) for var in (first, second)}
         if at[first] is not None and at[second] is not None:
             return frozenset(zip(at[first], at[second]))
         for positioned, other, swap in ((first, second, False), (second, first, True)):
@@ -193,7 +193,7 @@ class _Builder:
                 return frozenset((b, a) for a, b in pairs) if swap else frozenset(pairs)
         return None
 
-    def _values_by_position(self, var: Var) -> list | None:
+    def values_by_position(self, var: Var) -> list | None:
         """var's value at each position 0..max_len-1, if the position alone decides it."""
         source = self.position_source(var)
         if source is None:

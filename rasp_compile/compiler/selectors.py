@@ -82,13 +82,10 @@ def causal_term(term: Term, builder: _Builder) -> Term:
     """In a causal program the mask already hides keys after the query, so a term between two
     position-only variables that holds for every key at or before its query (k <= q, say)
     always holds where it matters: it becomes `true`, which one constant scores."""
-    keys, queries = builder.position_source(term.keys), builder.position_source(term.queries)
-    if not builder.program.causal or keys is None or queries is None:
+    key_at, query_at = builder.values_by_position(term.keys), builder.values_by_position(term.queries)
+    if not builder.program.causal or key_at is None or query_at is None:
         return term
-    raw = {"indices": lambda p: p, "length": lambda p: p + 1}
     n = builder.program.max_len
-    key_at = [keys[1](raw[keys[0]](p)) for p in range(n)]
-    query_at = [queries[1](raw[queries[0]](p)) for p in range(n)]
     if all(term.table[(key_at[k], query_at[q])] for q in range(n) for k in range(q + 1)):
         return Term(term.keys, term.queries, dict.fromkeys(term.table, True))
     return term
