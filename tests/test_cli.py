@@ -216,7 +216,7 @@ def test_input_errors(capsys, aab):
 def test_file_errors(capsys, aab, tmp_path):
     truncated, pickled, not_zip = tmp_path / "truncated.npz", tmp_path / "pickled.npz", tmp_path / "text.npz"
     truncated.write_bytes(Path(aab).read_bytes()[:300])
-    np.savez(pickled, meta=np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    np.savez(pickled, meta=np.array([{"a": 1}], dtype=object))  # savez pickles object arrays by default
     not_zip.write_text("hello\n")
     assert "no such file" in one_line_error(capsys, run_cmd.main, tmp_path / "missing.npz", "a")
     assert "truncated" in one_line_error(capsys, run_cmd.main, truncated, "a")
