@@ -20,7 +20,7 @@ from itertools import product
 from typing import TYPE_CHECKING, Callable
 
 from .. import ir
-from .margins import smallest_gap
+from .numeric_mlp import step_error
 from .ops import Linear, NumericMLP
 
 if TYPE_CHECKING:
@@ -136,20 +136,22 @@ def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: b
 def _precise_enough(other: Var, target: dict, builder: _Builder) -> bool:
     """Whether float32 can carry target and 1 - target^2 from `other`'s writers exactly enough.
 
-    A step MLP (numeric_mlp.py) with slope s computes each step to about s * 2^-22 (float32 on
-    pre-activations near s); the features sum a step per value, each scaled by up to
-    A = max |1 - t^2| + 2 n max |t| in the score (in units of S). The match is kept only while
-    that error stays below 1/8 of the S/2 margin; else the one-hot table is used instead."""
-    writer = builder.writer[other]
-    sources = [builder.writer[v] for v in writer.inputs] if isinstance(writer, Linear) else [writer]
+    A step MLP computes each step to numeric_mlp.step_error; a step changes the features by
+    what they change between its two values, and the score (in units of S) weighs target by up
+    to 2n and match by 1. So the score's error is at most step_error times 2n TV(target) +
+    TV(match), the total variations along the step MLP's input values (or, when the steps feed
+    a linear fold in between, the cruder bound of every value's largest weight). The match is
+    kept only while that stays below 1/8 of the S/2 margin; else the one-hot table is used."""
     n = builder.program.max_len
+    writer = builder.writer[other]
+    if isinstance(writer, NumericMLP):
+        along = [target[writer.fn(p)] for p in writer.input.values]
+        variation = sum(2 * n * abs(b - a) + abs(b * b - a * a) for a, b in zip(along, along[1:]))
+        return step_error(writer.input.values) * variation <= 1 / 16
+    sources = [builder.writer[v] for v in writer.inputs] if isinstance(writer, Linear) else []
     amplification = len(target) * max(abs(1 - t * t) + 2 * n * abs(t) for t in target.values())
-    for source in sources:
-        if isinstance(source, NumericMLP):
-            slope = 2 / smallest_gap(source.input.values)
-            if slope * 2.0**-22 * amplification > 1 / 16:
-                return False
-    return True
+    steps = [s for s in sources if isinstance(s, NumericMLP)]
+    return all(step_error(s.input.values) * amplification <= 1 / 16 for s in steps)
 
 
 def _normalize(selector: ir.Selector, builder: _Builder) -> SelectorSpec:
