@@ -26,6 +26,7 @@ from ..infer import ValueSets, is_number, nullable_sops
 from .linear import linear_form
 from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
 from .ops import Attend, Embed, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
+from .scores import Score, score_columns
 from .selectors import normalize_selector
 
 
@@ -202,16 +203,20 @@ class _Builder:
         return [source[1](p + first) for p in range(self.program.max_len)]
 
     def _aggregate_op(self, node: ir.Aggregate, out: Var) -> Op:
-        selector = normalize_selector(node.selector, self)
+        selector = self.score(node.selector)
         value = self.vars[node.sop]
         if node.encoding == ir.NUMERICAL:
             default = 0 if node.default is None else node.default
             return Attend(out, selector, "numerical", value, default)
         return Attend(out, selector, "categorical", self.categorical_view(value), node.default)
 
+    def score(self, selector: ir.Selector) -> Score:
+        """The selector as terms (selectors.py), scored by factored head columns (scores.py)."""
+        return score_columns(normalize_selector(selector, self), share="compact-heads" in self.enabled)
+
     def _width_ops(self, selector: ir.Selector, out: Var) -> Op:
         """selector_width = an attention writing 1/(w+1), then an exact step MLP reading it."""
-        spec = normalize_selector(selector, self)
+        spec = self.score(selector)
         inverse = self.new_var(f"{out.label}.bos_share", ir.NUMERICAL, [1 / (w + 1) for w in out.values])
         self.emit(Attend(inverse, spec, "width"))
         return NumericMLP(out, inverse, lambda share: round(1 / share) - 1)

@@ -24,8 +24,8 @@ from .qk import score_weights
 def numerical_head(op: Attend, layout: Layout, max_len: int) -> Head:
     leak = min(CATEGORICAL_LEAK, STEP_WINDOW * smallest_gap(op.out.values) / spread(op.value.values + (op.default,)))
     sharpness = 2 * needed_gap(max_len + 1, leak)
-    m = len(op.selector.terms)
-    qk = score_weights(op.selector, layout, sharpness, (m - 0.5) * sharpness, bos_self_score(max_len))
+    m = op.score.terms
+    qk = score_weights(op.score, layout, sharpness, (m - 0.5) * sharpness, bos_self_score(max_len))
     w_v = np.zeros((layout.d_model, 1))
     w_v[layout.dims(op.value)[0], 0] = 1.0
     w_o = np.zeros((1, layout.d_model))

@@ -17,7 +17,7 @@ from .. import ir
 
 if TYPE_CHECKING:
     from .readout import Readout
-    from .selectors import SelectorSpec
+    from .scores import Score
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,7 +123,7 @@ class Attend:
     """kind: "categorical" (common value), "numerical" (mean), or "width" (writes 1/(w+1))."""
 
     out: Var
-    selector: SelectorSpec
+    score: Score  # the selector's score, factored into head dimensions (scores.py)
     kind: str
     value: Var | None = None
     default: object = None
@@ -140,7 +140,7 @@ def op_inputs(op: Op) -> tuple[Var, ...]:
         return op.inputs
     if isinstance(op, NumericMLP):
         return (op.input,)
-    reads = op.selector.reads()
+    reads = op.score.reads()
     return reads + ((op.value,) if op.value is not None else ())
 
 

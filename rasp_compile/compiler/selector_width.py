@@ -27,8 +27,8 @@ from .qk import score_weights
 def width_head(op: Attend, layout: Layout, max_len: int) -> Head:
     leak = min(CATEGORICAL_LEAK, STEP_WINDOW * smallest_gap(op.out.values))
     sharpness = needed_gap(max_len + 1, leak)
-    m = len(op.selector.terms)
-    qk = score_weights(op.selector, layout, sharpness, m * sharpness, bos_self_score(max_len))
+    m = op.score.terms
+    qk = score_weights(op.score, layout, sharpness, m * sharpness, bos_self_score(max_len))
     w_o = np.zeros((1, layout.d_model))
     w_o[0, layout.dims(op.out)[0]] = 1.0
     return Head(qk.w_q, qk.b_q, qk.w_k, qk.b_k, np.zeros((layout.d_model, 1)), np.zeros(1), w_o, qk.q_bos, qk.k_bos, np.ones(1))

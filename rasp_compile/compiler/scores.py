@@ -1,0 +1,195 @@
+"""scores: a selector's attention score as a bilinear form, factored into as few head dimensions
+as its pattern allows.
+
+A head scores key k against query q by q·k, and each of q and k is linear in the residual. So a
+selector (selectors.py: an AND of terms) is scored by one bilinear form
+
+    score(key, query) = sum over (r, c) of A[r, c] * query feature r * key feature c
+
+whose features are residual coordinates (`(var, value)`, value None for a numerical variable)
+or the constant 1 (`CONSTANT`), in units of the sharpness S (applied by qk.py).
+
+Entries. A table term M over categorical K, Q adds the matrix derived in qk.py (the constant
+row and column carry what a value pair shares with none). A position term adds
+2·index·target - index² + match (selectors.position_term): it is 1 where the index is the target
+and at most 0 elsewhere. The constant x constant entry gets -(m - 1) for m terms, so the
+selected keys score exactly 1 (units of S), any other key at most 0, and the top score a head
+can reach stays near S.
+
+Factoring. Column j of the head has a query side (a linear form of the query features) and a
+key side, and contributes their product. A set of rows R and columns C of A that together touch
+every non-zero entry (a vertex cover of A's pattern) gives a factoring with |R| + |C| columns:
+one per row r in R (query: feature r; key: row r of A) and one per column c in C (key: feature
+c; query: what column c of A keeps once the rows in R are taken out). Features come in blocks,
+one per variable (its one-hot) and one for the constant; we cover whole blocks, choosing the
+cheapest cover by trying every subset of the side with fewer blocks. With "compact-heads" the
+terms share blocks: two terms on the same query variable read it once, so sort's range select
+(two comparisons of two widths against the index) needs 20 + 1 dimensions at max_len 20, not
+2 x 21. Without it each term keeps its own blocks (the construction of qk.py, term by term).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+from .ops import Var
+from .selectors import SelectorSpec, Term
+
+CONSTANT = None
+"""The feature that is 1 at every position (a bias)."""
+
+MAX_ENUMERATED_BLOCKS = 12
+"""Covers are found by trying every subset of the side with fewer blocks, up to this many;
+beyond it the whole cheaper side is the cover (still exact, maybe wider)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Column:
+    """One head dimension: q = sum of q[feature] * feature at the query, likewise k at the key
+    (coefficients in units of S on q, plain on k)."""
+
+    q: dict
+    k: dict
+
+
+@dataclass(frozen=True, eq=False)
+class Score:
+    """The columns of a head scoring an AND of `terms` terms: 1 per unit of S on selected keys,
+    at most 0 on the others (before BOS, which qk.py adds)."""
+
+    terms: int
+    columns: tuple[Column, ...]
+
+    def reads(self) -> tuple[Var, ...]:
+        """The variables the head's q and k read, each once, in a stable order."""
+        features = (f for c in self.columns for side in (c.q, c.k) for f in side)
+        return tuple(dict.fromkeys(f[0] for f in features if f is not CONSTANT))
+
+
+def score_columns(spec: SelectorSpec, share: bool) -> Score:
+    """The factored score of `spec`; with `share`, terms reading one variable share its block."""
+    entries: dict = {}  # (row block, row feature, column block, column feature) -> coefficient
+
+    def add(t: int, row, column, amount: float) -> None:
+        if amount:
+            key = (_block(row, t, share), row, _block(column, t, share), column)
+            entries[key] = entries.get(key, 0.0) + amount
+
+    for t, term in enumerate(spec.terms):
+        for row, column, amount in _term_entries(term):
+            add(t, row, column, amount)
+    add(0, CONSTANT, CONSTANT, -(len(spec.terms) - 1.0))
+    entries = {key: a for key, a in entries.items() if a}
+    rows, columns = _cover(entries)
+    return Score(len(spec.terms), tuple(_columns(entries, rows, columns)))
+
+
+def _block(feature, term: int, share: bool):
+    var = "1" if feature is CONSTANT else feature[0]
+    return var if share else (term, var)
+
+
+def _term_entries(term: Term) -> list[tuple]:
+    """(query feature, key feature, coefficient) for one term."""
+    if term.by_position is not None:
+        p = term.by_position
+        position, squared, target, match = ((v, None) for v in (p.position, p.position_squared, p.target, p.match))
+        if p.positions_are_keys:
+            return [(target, position, 2.0), (CONSTANT, squared, -1.0), (match, CONSTANT, 1.0)]
+        return [(position, target, 2.0), (squared, CONSTANT, -1.0), (CONSTANT, match, 1.0)]
+    a = table_matrix(term)
+    query_features = [(term.queries, v) for v in term.queries.values] + [CONSTANT]
+    key_features = [(term.keys, v) for v in term.keys.values] + [CONSTANT]
+    return [(qf, kf, a[i][j]) for i, qf in enumerate(query_features) for j, kf in enumerate(key_features)]
+
+
+def table_matrix(term: Term) -> list[list[float]]:
+    """A [len(Q.values) + 1][len(K.values) + 1] with psi(q)ᵀ A phi(k) = M[k, q] for every key and
+    query value, none included, where phi = [one-hot(K), 1] and psi = [one-hot(Q), 1] (none's
+    one-hot is all zeros). Writing n for none, the four cases pin A down:
+
+        A[1, 1] = M[n, n]                      A[1, v] = M[v, n] - M[n, n]
+        A[u, 1] = M[n, u] - M[n, n]            A[u, v] = M[v, u] - M[v, n] - M[n, u] + M[n, n]
+
+    (a value pair sums all four to M[v, u]; the none cases are the rows and columns above). QED.
+    Where K (or Q) cannot be none, M[n, .] is ours to choose: we copy the first value's row, which
+    zeroes that value's column of A, and a zero row or column needs no feature."""
+    keys, queries = term.keys, term.queries
+    first_key = None if keys.may_be_none else keys.values[0]
+    first_query = None if queries.may_be_none else queries.values[0]
+
+    def m(k, q) -> float:
+        k = first_key if k is None else k
+        q = first_query if q is None else q
+        return float(term.table[(k, q)])
+
+    ks = list(keys.values) + [None]
+    qs = list(queries.values) + [None]
+    a = []
+    for q in qs:
+        row = []
+        for k in ks:
+            value = m(k, q)
+            if q is not None:
+                value -= m(k, None)
+            if k is not None:
+                value -= m(None, q)
+            if q is not None and k is not None:
+                value += m(None, None)
+            row.append(value)
+        a.append(row)
+    return a
+
+
+def _cover(entries: dict) -> tuple[list, list]:
+    """The row blocks and column blocks of the cheapest block cover of the entries' pattern."""
+    size: dict = {}
+    for row_block, row, column_block, column in entries:
+        size.setdefault(("row", row_block), set()).add(row)
+        size.setdefault(("column", column_block), set()).add(column)
+    row_blocks = [b for kind, b in size if kind == "row"]
+    column_blocks = [b for kind, b in size if kind == "column"]
+    cost = {block: len(features) for block, features in size.items()}
+
+    def completed(chosen_rows: tuple) -> tuple[list, list]:
+        left = {cb for rb, _, cb, _ in entries if rb not in chosen_rows}
+        return list(chosen_rows), [cb for cb in column_blocks if cb in left]
+
+    def completed_by_columns(chosen_columns: tuple) -> tuple[list, list]:
+        left = {rb for rb, _, cb, _ in entries if cb not in chosen_columns}
+        return [rb for rb in row_blocks if rb in left], list(chosen_columns)
+
+    def total(cover: tuple[list, list]) -> int:
+        return sum(cost[("row", b)] for b in cover[0]) + sum(cost[("column", b)] for b in cover[1])
+
+    by_rows = len(row_blocks) <= len(column_blocks)
+    side = row_blocks if by_rows else column_blocks
+    complete = completed if by_rows else completed_by_columns
+    if len(side) > MAX_ENUMERATED_BLOCKS:
+        return (row_blocks, []) if total((row_blocks, [])) <= total(([], column_blocks)) else ([], column_blocks)
+    subsets = (subset for r in range(len(side) + 1) for subset in combinations(side, r))
+    return min((complete(s) for s in subsets), key=total)
+
+
+def _columns(entries: dict, rows: list, columns: list) -> list[Column]:
+    """One column per feature of a chosen row block (query: that feature, key: its row of A),
+    then one per feature of a chosen column block (key: that feature, query: what is left)."""
+    out = []
+    chosen_rows = set(rows)
+    for block in rows:
+        for feature in dict.fromkeys(r for rb, r, _, _ in entries if rb == block):
+            k: dict = {}
+            for (rb, r, _, c), a in entries.items():
+                if rb == block and r == feature:
+                    k[c] = k.get(c, 0.0) + a
+            out.append(Column({feature: 1.0}, k))
+    left = {key: a for key, a in entries.items() if key[0] not in chosen_rows}
+    for block in columns:
+        for feature in dict.fromkeys(c for _, _, cb, c in left if cb == block):
+            q: dict = {}
+            for (_, r, cb, c), a in left.items():
+                if cb == block and c == feature:
+                    q[r] = q.get(r, 0.0) + a
+            out.append(Column(q, {feature: 1.0}))
+    return out
