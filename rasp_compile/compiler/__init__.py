@@ -30,6 +30,7 @@ OPTIMIZATIONS = {
     "fold-linear": "linear s-ops are written by their inputs' writers, with no layer of their own",
     "value-classes": "a numerical s-op read categorically keeps only the values its reader tells apart",
     "compact-heads": "terms of a selector reading the same variable share its head dimensions",
+    "head-features": "a head's query or key features are written into the residual in place of what only it reads",
     "position-selects": "selects pairing an index with one target are scored from four numbers",
     "linear-readout": "a last table that a linear read-out can answer is left to unembed",
     "number-readout": "a numeric-valued output is written as one number, read as the nearest value",

@@ -23,6 +23,7 @@ from typing import Callable
 
 from .. import ir
 from ..infer import ValueSets, is_number, nullable_sops
+from .head_features import fold_head_features
 from .linear import linear_form
 from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
 from .ops import Attend, Embed, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
@@ -116,6 +117,10 @@ class _Builder:
             out = self.new_var(label, ir.NUMERICAL, table)
             self.linear_features[key] = self.emit(linear_form(out, fn, (var,), self.writer.get))
         return self.linear_features[key]
+
+    def feature_var(self, label: str, values: tuple) -> Var:
+        """A numerical variable for one folded head feature (head_features.py)."""
+        return self.new_var(label, ir.NUMERICAL, values)
 
     def joint(self, parts: tuple[Var, ...]) -> Var:
         """A categorical variable holding the tuple of `parts` (none components included)."""
@@ -245,7 +250,10 @@ def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) 
             builder.var_for(node)
     output = builder.vars[program.output]
     readout = _readout(output, builder.writer[output], builder.ops, enabled)
-    return Graph(_live_ops(builder.ops, readout.inputs), output, program, readout)
+    ops = _live_ops(builder.ops, readout.inputs)
+    if {"head-features", "prune"} <= enabled:  # the fold pays only once pruning drops what it replaced
+        ops = fold_head_features(ops, readout.inputs, builder.feature_var, builder.writer.get)
+    return Graph(ops, output, program, readout)
 
 
 def _readout(output: Var, writer: Op, ops: list[Op], enabled: frozenset) -> Readout:

@@ -52,7 +52,7 @@ def linear_form(out: Var, fn: Callable, inputs: tuple[Var, ...], writer_of: Call
 def _linear_form(out, fn, inputs, writer_of) -> Linear | None:
     if len(inputs) == 1 and inputs[0].encoding == ir.CATEGORICAL:
         weights = {(inputs[0], v): out.encode(fn(v)) for v in inputs[0].values}
-        return _substituted(Linear(out, weights, {}), writer_of)
+        return substituted(Linear(out, weights, {}), writer_of)
     if len(inputs) > 1 and any(x.may_be_none for x in inputs):
         return None
     base = tuple(x.values[0] for x in inputs)
@@ -75,7 +75,7 @@ def _linear_form(out, fn, inputs, writer_of) -> Linear | None:
             return None
         _add(weights.setdefault((x, None), {}), slope)
         _add(bias, slope, -float(x.values[0]))
-    return _substituted(Linear(out, weights, bias), writer_of)
+    return substituted(Linear(out, weights, bias), writer_of)
 
 
 def _part(out, fn, inputs, base, base_vector, i) -> dict:
@@ -99,7 +99,7 @@ def _slope(x: Var, part: dict) -> Vector | None:
     return slope
 
 
-def _substituted(op: Linear, writer_of: Callable[[Var], Op]) -> Linear:
+def substituted(op: Linear, writer_of: Callable[[Var], Op]) -> Linear:
     """The same op with every Linear input replaced by that input's own linear form."""
     weights, bias = {}, dict(op.bias)
     for (var, value), vector in op.weights.items():
