@@ -31,6 +31,7 @@ OPTIMIZATIONS = {
     "value-classes": "a numerical s-op read categorically keeps only the values its reader tells apart",
     "compact-heads": "terms of a selector reading the same variable share its head dimensions",
     "head-features": "a head's query or key features are written into the residual in place of what only it reads",
+    "interpolated-steps": "a width or mean read only by categorical selects is decoded with one hidden unit per value",
     "position-selects": "selects pairing an index with one target are scored from four numbers",
     "linear-readout": "a last table that a linear read-out can answer is left to unembed",
     "number-readout": "a numeric-valued output is written as one number, read as the nearest value",

@@ -21,7 +21,7 @@ from ..model import FORMAT, Model
 from .categorical_attn import categorical_head
 from .embed import embeddings
 from .layout import BOS, Layout
-from .numeric_mlp import step_mlp
+from .numeric_mlp import interpolation_mlp, step_mlp
 from .numerical_attn import numerical_head
 from .ops import Attend, Embed, Graph, Linear, NumericMLP, TableMLP, coordinate
 from .pieces import MLP, Head, stack_mlps
@@ -42,7 +42,7 @@ def build_mlp(op, layout: Layout) -> MLP:
     if isinstance(op, TableMLP):
         return table_mlp(op, layout)
     if isinstance(op, NumericMLP):
-        return step_mlp(op, layout)
+        return interpolation_mlp(op, layout) if op.interpolated else step_mlp(op, layout)
     raise TypeError(f"no MLP rule for {type(op).__name__}")
 
 

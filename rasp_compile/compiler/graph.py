@@ -24,6 +24,7 @@ from typing import Callable
 from .. import ir
 from ..infer import ValueSets, is_number, nullable_sops
 from .head_features import fold_head_features
+from .interpolated_steps import choose_interpolated_steps
 from .linear import linear_form
 from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
 from .ops import Attend, Embed, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
@@ -251,6 +252,8 @@ def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) 
     output = builder.vars[program.output]
     readout = _readout(output, builder.writer[output], builder.ops, enabled)
     ops = _live_ops(builder.ops, readout.inputs)
+    if "interpolated-steps" in enabled:
+        choose_interpolated_steps(ops, readout.inputs)
     if {"head-features", "prune"} <= enabled:  # the fold pays only once pruning drops what it replaced
         ops = fold_head_features(ops, readout.inputs, builder.feature_var, builder.writer.get)
     return Graph(ops, output, program, readout)

@@ -23,6 +23,10 @@ STEP_WINDOW = 1 / 8
 """A numerical value read by a step MLP must land within this fraction of the gap between its
 neighbouring values (the steps are flat within 1/4 of a gap: half of that for safety)."""
 
+INTERPOLATED_SCORE_ERROR = 1 / 16
+"""What an interpolated decode (numeric_mlp.interpolation_mlp) may move a categorical
+aggregate's scores by, in units of S: its selected keys lead the rest by S and BOS by S/2."""
+
 
 BOS_ISOLATION = 1e-15
 """The weight the BOS query may leave on other keys: its residual must be the same for every

@@ -73,3 +73,58 @@ def step_error(points: tuple) -> float:
         threshold, slope = (low + high) / 2, 2 / (high - low)
         worst = max(worst, 1 + slope * min(threshold - points[0], points[-1] - threshold))
     return worst * 2.0**-22
+
+
+def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
+    """The same function as `step_mlp` at every input value, with one hidden unit per value
+    instead of two per step, but not flat between values: the line through neighbouring values.
+
+    For sorted values p_0 < ... < p_m with encodings e_i and slopes s_i = (e_i - e_(i-1)) /
+    (p_i - p_(i-1)) (s_0 = s_(m+1) = 0), the interpolating polyline is
+
+        rising:   f(x) = e_0 + sum_i (s_(i+1) - s_i) relu(x - p_i)     exact where few units fire: low x
+        falling:  f(x) = e_m + sum_i (s_(i+1) - s_i) relu(p_i - x)     exact at high x
+
+    A kink that does not change the slope needs no unit. An input off its value by d moves the
+    output by (slope) * d, so this is used only where the readers tolerate it (interpolated_steps.py
+    picks the orientation with the smaller float32 error and bounds both)."""
+    points, encoded, x_dim = _samples(op, layout)
+    rising = interpolation_error(points, encoded, rising=True) <= interpolation_error(points, encoded, rising=False)
+    kinks = _kinks(points, encoded, rising)
+    w_in = np.zeros((layout.d_model, len(kinks)))
+    w_in[x_dim, :] = 1.0 if rising else -1.0
+    b_in = np.array([-p if rising else p for p, _ in kinks])
+    w_out = np.array([c for _, c in kinks]).reshape(len(kinks), layout.d_model)
+    return MLP(w_in, b_in, w_out, encoded[0] if rising else encoded[-1])
+
+
+def interpolation_error(points: tuple, encoded: list, rising: bool) -> float:
+    """A bound on the float32 error of `interpolation_mlp` at any of its input values, per output
+    coordinate: every firing unit's value relu(±(x - p)) carries a rounding of about
+    (|x| + |p|) 2^-24, multiplied by its output weight; 2^-22 for margin."""
+    kinks = _kinks(points, encoded, rising)
+    worst = 0.0
+    for x in points:
+        firing = [np.abs(c) * (abs(x) + abs(p)) for p, c in kinks if (x > p if rising else x < p)]
+        if firing:
+            worst = max(worst, float(np.max(np.sum(firing, axis=0))))
+    return worst * 2.0**-22
+
+
+def _samples(op: NumericMLP, layout: Layout) -> tuple[tuple, list, int]:
+    """The input values, the residual vector each must produce, and the input's dimension."""
+    points = op.input.values
+    return points, [layout.vector(op.out.encode(op.fn(p))) for p in points], layout.dims(op.input)[0]
+
+
+def _kinks(points: tuple, encoded: list, rising: bool) -> list[tuple[float, np.ndarray]]:
+    """(p_i, output weight) of every unit of the polyline, for one orientation."""
+    slopes = [np.zeros_like(encoded[0])]
+    slopes += [(encoded[i] - encoded[i - 1]) / (points[i] - points[i - 1]) for i in range(1, len(points))]
+    slopes.append(np.zeros_like(encoded[0]))
+    # The unit at p_i turns the slope s_i into s_(i+1) (rising: units at p_0..p_(m-1)), or,
+    # walking down from p_m, s_(i+1) into s_i (falling: units at p_1..p_m); its weight is the same.
+    at = range(len(points) - 1) if rising else range(1, len(points))
+    kinks = [(float(points[i]), slopes[i + 1] - slopes[i]) for i in at]
+    scale = max(float(np.max(np.abs(s), initial=0.0)) for s in slopes)
+    return [(p, c) for p, c in kinks if np.max(np.abs(c), initial=0.0) > 1e-12 * scale]

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Callable
 
 from .. import ir
+from .margins import STEP_WINDOW
 
 if TYPE_CHECKING:
     from .readout import Readout
@@ -94,9 +95,13 @@ class TableMLP:
 
 @dataclass(eq=False)
 class NumericMLP:
+    """fn(input) by exact flat steps, or (`interpolated`, interpolated_steps.py) by the polyline
+    through its values: one hidden unit per value instead of two per step."""
+
     out: Var
     input: Var
     fn: Callable
+    interpolated: bool = False
 
 
 @dataclass(eq=False)
@@ -127,6 +132,7 @@ class Attend:
     kind: str
     value: Var | None = None
     default: object = None
+    window: float = STEP_WINDOW  # how far, as a share of the gap between its values, a reader lets `out` stray
 
 
 Op = Embed | TableMLP | NumericMLP | Linear | Attend

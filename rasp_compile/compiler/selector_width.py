@@ -19,13 +19,13 @@ import numpy as np
 
 from .ops import Attend
 from .layout import Layout
-from .margins import bos_self_score, CATEGORICAL_LEAK, STEP_WINDOW, needed_gap, smallest_gap
+from .margins import bos_self_score, CATEGORICAL_LEAK, needed_gap, smallest_gap
 from .pieces import Head
 from .qk import score_weights
 
 
 def width_head(op: Attend, layout: Layout, max_len: int) -> Head:
-    leak = min(CATEGORICAL_LEAK, STEP_WINDOW * smallest_gap(op.out.values))
+    leak = min(CATEGORICAL_LEAK, op.window * smallest_gap(op.out.values))
     sharpness = needed_gap(max_len + 1, leak)
     m = op.score.terms
     qk = score_weights(op.score, layout, sharpness, m * sharpness, bos_self_score(max_len))

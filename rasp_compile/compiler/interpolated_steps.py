@@ -1,0 +1,93 @@
+"""interpolated_steps: which step MLPs may interpolate between values instead of stepping.
+
+A categorical view of a width or a mean (numeric_mlp.py) is exact by flat steps, two hidden units
+per step; the polyline through the same values (numeric_mlp.interpolation_mlp) needs one unit
+per value but passes on what the input strays, multiplied by its slope (1/gap), and adds float32
+rounding. We use it where the error provably cannot matter: the one-hot is read only by the
+scores of categorical aggregates, whose selected keys lead by S (BOS by S/2).
+
+The bound. Let every coordinate of the one-hot be off by at most e. A reader head scores
+sum_j q_j k_j; with the one-hot on (say) the key side, column j's key moves by at most
+e * c_j, c_j the sum of |coefficients| of the one-hot's coordinates in it, so the score moves by
+at most e * B with B = max over query values of sum_j |q_j| c_j (enumerated; the query side must
+read only categorical variables). Allowing INTERPOLATED_SCORE_ERROR of S gives e = that / B; half
+of it goes to float32 (interpolation_error must stay below e/2) and half to the input's error: the
+head writing the input gets window e/2, so its leak moves the input by at most e/2 of a gap and
+the polyline by at most e/2. Otherwise the steps stay flat.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+
+from .. import ir
+from .margins import INTERPOLATED_SCORE_ERROR
+from .numeric_mlp import interpolation_error
+from .ops import Attend, NumericMLP, Op, Var, op_inputs
+from .scores import CONSTANT
+
+MAX_QUERY_ASSIGNMENTS = 10_000
+"""The reader's other side is enumerated value by value up to this many combinations."""
+
+
+def choose_interpolated_steps(ops: list[Op], read_out: tuple[Var, ...]) -> None:
+    """Mark the NumericMLPs that may interpolate and tighten their input heads' windows."""
+    readers: dict[Var, list[Op]] = {}
+    writer: dict[Var, Op] = {}
+    for op in ops:
+        writer[op.out] = op
+        for var in op_inputs(op):
+            readers.setdefault(var, []).append(op)
+    for op in ops:
+        if not isinstance(op, NumericMLP) or op.out.encoding != ir.CATEGORICAL or op.out in read_out:
+            continue
+        head = writer.get(op.input)
+        if not isinstance(head, Attend) or not readers.get(op.out):
+            continue
+        bounds = [_score_bound(op.out, reader) for reader in readers[op.out]]
+        if any(b is None for b in bounds):
+            continue
+        tolerance = INTERPOLATED_SCORE_ERROR / max(max(bounds), 1e-12)
+        points = op.input.values
+        encoded = [_one_hot(op.out, op.fn(p)) for p in points]
+        rounding = min(interpolation_error(points, encoded, rising) for rising in (True, False))
+        if rounding > tolerance / 2:
+            continue
+        op.interpolated = True
+        head.window = min(head.window, tolerance / 2)
+
+
+def _one_hot(var: Var, value) -> np.ndarray:
+    out = np.zeros(len(var.values))
+    if value is not None:
+        out[var.position[value]] = 1.0
+    return out
+
+
+def _score_bound(var: Var, reader: Op) -> float | None:
+    """B above for one reader, or None when the reader is not a categorical aggregate's score
+    reading `var` on one side against categorical variables on the other."""
+    if not isinstance(reader, Attend) or reader.kind != "categorical" or reader.value is var:
+        return None
+    columns = reader.score.columns
+    on_key = any(f is not CONSTANT and f[0] is var for c in columns for f in c.k)
+    on_query = any(f is not CONSTANT and f[0] is var for c in columns for f in c.q)
+    if on_key == on_query:
+        return None
+    mine = [c.k if on_key else c.q for c in columns]
+    other = [c.q if on_key else c.k for c in columns]
+    weight = [sum(abs(a) for f, a in form.items() if f is not CONSTANT and f[0] is var) for form in mine]
+    other_vars = list(dict.fromkeys(f[0] for form in other for f in form if f is not CONSTANT))
+    if any(v.encoding != ir.CATEGORICAL for v in other_vars):
+        return None
+    domains = [v.domain for v in other_vars]
+    if np.prod([len(d) for d in domains], dtype=float) > MAX_QUERY_ASSIGNMENTS:
+        return None
+    worst = 0.0
+    for assignment in product(*domains):
+        active = {CONSTANT} | {(v, value) for v, value in zip(other_vars, assignment) if value is not None}
+        total = sum(abs(sum(a for f, a in form.items() if f in active)) * w for form, w in zip(other, weight))
+        worst = max(worst, total)
+    return worst
