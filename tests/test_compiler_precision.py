@@ -1,5 +1,6 @@
 """float32 exactness where numbers grow: index matches whose target comes from a step MLP at
-max_len 64 (the sort family), against the interpreter on seeded random inputs."""
+max_len 64 (the sort family), and widths decoded by interpolation, against the interpreter on
+seeded random inputs and against the error bounds the compiler relies on."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ import dataclasses
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rasp_compile.compiler import compile_program
+from rasp_compile.compiler.layout import Layout
+from rasp_compile.compiler.numeric_mlp import interpolation_error, interpolation_mlp
+from rasp_compile.compiler.ops import NumericMLP, Var, dim_label
 from rasp_compile.frontend import load_program
 
 from differential import disagreements
@@ -25,3 +30,42 @@ def test_index_matches_stay_exact_in_float32_at_max_len_64(name: str):
     inputs = [[rng.choice(program.vocab) for _ in range(rng.randint(40, 64))] for _ in range(150)]
     bad, checked = disagreements(model, program, inputs)
     assert checked == len(inputs) and bad == []
+
+
+def _width_decoder(n: int):
+    """A NumericMLP reading a width's BOS share 1/(w + 1), w = 0..n, into the one-hot of w."""
+    share = Var("share", "numerical", tuple(sorted(1 / (w + 1) for w in range(n + 1))))
+    width = Var("w", "categorical", tuple(range(n + 1)))
+    op = NumericMLP(width, share, lambda x: round(1 / x) - 1)
+    layout = Layout(("bos", "share") + tuple(dim_label("w", w) for w in range(n + 1)))
+    return op, layout
+
+
+@pytest.mark.parametrize("n", [5, 20, 64])
+def test_interpolation_stays_within_its_float32_bound(n: int):
+    """The polyline hits every value's one-hot (float64), with one unit per kink, and float32
+    keeps within interpolation_error, the bound interpolated_steps.py relies on."""
+    op, layout = _width_decoder(n)
+    mlp = interpolation_mlp(op, layout)
+    assert mlp.b_in.shape == (n,)
+    points = op.input.values
+    expected = np.stack([layout.vector(op.out.encode(op.fn(p))) for p in points])
+    bound = min(interpolation_error(points, list(expected[:, 2:]), rising) for rising in (True, False))
+    for dtype, tolerance in ((np.float64, 1e-12), (np.float32, bound)):
+        x = np.zeros((len(points), layout.d_model), dtype)
+        x[:, layout["share"]] = points
+        w_in, b_in, w_out, b_out = (a.astype(dtype) for a in (mlp.w_in, mlp.b_in, mlp.w_out, mlp.b_out))
+        got = np.maximum(x @ w_in + b_in, 0) @ w_out + b_out
+        assert np.abs(got - expected).max() <= tolerance
+
+
+@pytest.mark.parametrize("name, max_len, widths", [("sort", 20, 2), ("sort_unique", 64, 1)])
+def test_interpolated_decodes_stay_exact_in_float32(name: str, max_len: int, widths: int):
+    """Where widths are interpolated (sort at 20, sort_unique at 64), long inputs agree."""
+    program = dataclasses.replace(load_program(PROGRAMS / f"{name}.rasp"), max_len=max_len)
+    model = compile_program(program)
+    assert model.meta["layers"][0]["d_mlp"] == widths * max_len  # one unit per kink
+    rng = random.Random(max_len)
+    inputs = [[rng.choice(program.vocab) for _ in range(rng.randint(max_len // 2, max_len))] for _ in range(150)]
+    bad, checked = disagreements(model, program, inputs)
+    assert checked > 0 and bad == []

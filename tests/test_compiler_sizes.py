@@ -3,6 +3,7 @@ each test checks a size the pass promises and the model against the interpreter.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from pathlib import Path
@@ -54,3 +55,43 @@ def test_numeric_valued_output_is_one_dimension():
     inputs = [[rng.choice("ab") for _ in range(rng.randint(1, 30))] for _ in range(300)]
     bad, checked = disagreements(model, program, inputs)
     assert bad == [] and checked == 300
+
+
+def _sort_at_20(disabled=()):
+    program = parse_program((Path(__file__).parent.parent / "programs" / "sort.rasp").read_text())
+    program = dataclasses.replace(program, max_len=20)
+    model = compile_program(program, disabled=disabled)
+    rng = random.Random(20)
+    inputs = [[rng.choice(program.vocab) for _ in range(rng.randint(1, 20))] for _ in range(200)]
+    bad, checked = disagreements(model, program, inputs)
+    assert bad == [] and checked == 200
+    return model
+
+
+def test_sort_range_select_reads_the_index_once():
+    """Both comparisons of sort's range select read the index: compact-heads gives them its 20
+    rows (index 0's is zero) and the constant's once, 20 + 1 + BOS, where one block per term
+    costs twice that."""
+    assert _sort_at_20().meta["layers"][1]["d_head"] == 21
+    assert _sort_at_20(["compact-heads"]).meta["layers"][1]["d_head"] == 41
+
+
+def test_sort_keeps_only_the_key_features_of_its_widths():
+    """Only the range select reads the two widths' one-hots (2 x 20 coordinates: value 0's
+    column of each table is zero): head-features writes its 20 key columns instead and pruning
+    drops the one-hots; the index, one coordinate per column, stays as it is."""
+    model = _sort_at_20()
+    labels = model.meta["residual"]
+    assert not any(label.startswith(("smaller:", "not_larger:")) for label in labels)
+    assert sum(label.startswith("indices:") for label in labels) == 19
+    assert model.d_model == 48
+    plain = _sort_at_20(["head-features"])
+    assert sum(label.startswith(("smaller:", "not_larger:")) for label in plain.meta["residual"]) == 40
+    assert plain.d_model == 68
+
+
+def test_sort_widths_are_interpolated_with_one_unit_per_value():
+    """The widths feed only a categorical aggregate's select, so each is decoded by its polyline
+    through 21 values (20 units) instead of 20 flat steps (40 units)."""
+    assert _sort_at_20().meta["layers"][0]["d_mlp"] == 40
+    assert _sort_at_20(["interpolated-steps"]).meta["layers"][0]["d_mlp"] == 80

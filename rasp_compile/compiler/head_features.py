@@ -7,9 +7,10 @@ all: each column's form becomes a numerical variable of its own, written by a Li
 the writers of the variables it combines, assemble.Folds), the head reads it with weight 1, and
 the pruning pass drops the variables' own dimensions, which no weight reads any more.
 
-It pays when a side has fewer columns than its variables have dimensions. Sort's range select
-compares two widths, each a 21-value one-hot, with the index: 21 key columns instead of 42
-one-hot dimensions, written by the step MLPs that would have written the one-hots.
+It pays when a side has fewer columns than it reads coordinates (a coordinate no column reads is
+pruned anyway). Sort's range select compares two widths, each a 21-value one-hot, with the
+index: 20 key columns instead of 40 one-hot coordinates, written by the MLPs that would have
+written the one-hots. A side that reads each coordinate in a column of its own keeps them.
 
 The form's constant stays the head's bias; a variable that is none (all zeros) still adds
 nothing, exactly as it did before the fold.
@@ -56,9 +57,9 @@ def _fold_side(op: Attend, side: str, readers: dict, new_var: Callable, writer_o
     read_elsewhere = set(_vars([getattr(c, other) for c in columns])) | {op.value}
     if not read_here or any(readers[v] != 1 or v in read_elsewhere for v in read_here):
         return []
-    dims = sum(len(v.values) if v.encoding == ir.CATEGORICAL else 1 for v in read_here)
+    coordinates = {f for form in forms for f in form if f is not CONSTANT}  # the rest are pruned anyway
     linear_columns = [j for j, form in enumerate(forms) if any(f is not CONSTANT for f in form)]
-    if len(linear_columns) >= dims:
+    if len(linear_columns) >= len(coordinates):
         return []
     values = [_values(forms[j]) for j in linear_columns]
     if any(v is None for v in values):
