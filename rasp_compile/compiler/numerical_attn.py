@@ -6,8 +6,8 @@ selected and carries the default (tracr accepts only 0/1 values and no default).
 
 Margin: the weight off the selected keys, at most (n + 1) exp(-S/2), moves the mean by at most
 that times the spread of the values (default included). A step MLP downstream needs the mean
-within STEP_WINDOW of the smallest gap between the means it can take, so
-S = 2 ln((n + 1) / leak) with leak = min(CATEGORICAL_LEAK, STEP_WINDOW * gap / spread).
+within `op.window` (STEP_WINDOW, less for an interpolating one) of the smallest gap between the
+means it can take, so S = 2 ln((n + 1) / leak) with leak = min(CATEGORICAL_LEAK, window * gap / spread).
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ between neighbouring values 1/(w + 1), exact for every w in 0..max_len by constr
 reads it with a fixed-slope MLP that is off by one from w = 10 on).
 
 Margin: the weight on unselected keys, at most (n + 1) exp(-S), is the error in 1/(w + 1); the
-step MLP tolerates STEP_WINDOW of the smallest gap, 1/(n (n + 1)), and a reader that is linear
-(two widths only) passes the error on, so leak = min(CATEGORICAL_LEAK, STEP_WINDOW * gap) and
+step MLP tolerates `op.window` of the smallest gap (STEP_WINDOW; less for an interpolating
+reader, interpolated_steps.py), 1/(n (n + 1)), and a reader that is linear
+(two widths only) passes the error on, so leak = min(CATEGORICAL_LEAK, window * gap) and
 S = ln((n + 1) / leak): about 18 at n = 64. In a causal program the mask restricts the count to keys k <= q, which is
 exactly the interpreter's causal selector_width.
 """
