@@ -15,7 +15,7 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.compiler.layout import Layout
 from rasp_compile.compiler.numeric_mlp import interpolation_error, interpolation_mlp
 from rasp_compile.compiler.ops import NumericMLP, Var, dim_label
-from rasp_compile.frontend import load_program
+from rasp_compile.frontend import load_program, parse_program
 
 from differential import disagreements
 
@@ -69,3 +69,18 @@ def test_interpolated_decodes_stay_exact_in_float32(name: str, max_len: int, wid
     inputs = [[rng.choice(program.vocab) for _ in range(rng.randint(max_len // 2, max_len))] for _ in range(150)]
     bad, checked = disagreements(model, program, inputs)
     assert checked > 0 and bad == []
+
+
+def test_a_mean_of_large_values_that_selects_nothing_reads_its_default():
+    """The leak a mean tolerates is divided by the spread of its values: with values up to
+    1,000, a weight of 1e-6 left on the keys would read 1e-3 instead of the default 0."""
+    program = parse_program(
+        "vocab {a, b}\nmax_len 12\n"
+        'big = numerical(map(lambda t: 1000 if t == "a" else 3, tokens))\n'
+        "output numerical(aggregate(select(tokens, tokens, !=), big, default=0))\n"
+    )
+    model = compile_program(program)
+    rng = random.Random(12)
+    inputs = [["a"] * n for n in range(1, 13)] + [[rng.choice("ab") for _ in range(12)] for _ in range(100)]
+    bad, checked = disagreements(model, program, inputs)
+    assert checked == len(inputs) and bad == []
