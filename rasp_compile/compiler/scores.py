@@ -143,33 +143,29 @@ def table_matrix(term: Term) -> list[list[float]]:
 
 
 def _cover(entries: dict) -> tuple[list, list]:
-    """The row blocks and column blocks of the cheapest block cover of the entries' pattern."""
-    size: dict = {}
-    for row_block, row, column_block, column in entries:
-        size.setdefault(("row", row_block), set()).add(row)
-        size.setdefault(("column", column_block), set()).add(column)
-    row_blocks = [b for kind, b in size if kind == "row"]
-    column_blocks = [b for kind, b in size if kind == "column"]
-    cost = {block: len(features) for block, features in size.items()}
+    """The row blocks and column blocks of the cheapest block cover of the entries' pattern:
+    every subset of the side with fewer blocks, completed by the other side's blocks that meet
+    an entry it leaves uncovered."""
+    edges = [(rb, cb) for rb, _, cb, _ in entries]  # (row block, column block) per entry
+    sizes = ({}, {})  # row blocks, column blocks -> their features
+    for rb, row, cb, column in entries:
+        sizes[0].setdefault(rb, set()).add(row)
+        sizes[1].setdefault(cb, set()).add(column)
+    side = 0 if len(sizes[0]) <= len(sizes[1]) else 1
+    blocks, others = list(sizes[side]), list(sizes[1 - side])
 
-    def completed(chosen_rows: tuple) -> tuple[list, list]:
-        left = {cb for rb, _, cb, _ in entries if rb not in chosen_rows}
-        return list(chosen_rows), [cb for cb in column_blocks if cb in left]
+    def completed(chosen: tuple) -> tuple[list, list]:
+        uncovered = {edge[1 - side] for edge in edges if edge[side] not in chosen}
+        pair = (list(chosen), [b for b in others if b in uncovered])
+        return pair if side == 0 else (pair[1], pair[0])
 
-    def completed_by_columns(chosen_columns: tuple) -> tuple[list, list]:
-        left = {rb for rb, _, cb, _ in entries if cb not in chosen_columns}
-        return [rb for rb in row_blocks if rb in left], list(chosen_columns)
+    def cost(cover: tuple[list, list]) -> int:
+        return sum(len(sizes[s][b]) for s in (0, 1) for b in cover[s])
 
-    def total(cover: tuple[list, list]) -> int:
-        return sum(cost[("row", b)] for b in cover[0]) + sum(cost[("column", b)] for b in cover[1])
-
-    by_rows = len(row_blocks) <= len(column_blocks)
-    side = row_blocks if by_rows else column_blocks
-    complete = completed if by_rows else completed_by_columns
-    if len(side) > MAX_ENUMERATED_BLOCKS:
-        return (row_blocks, []) if total((row_blocks, [])) <= total(([], column_blocks)) else ([], column_blocks)
-    subsets = (subset for r in range(len(side) + 1) for subset in combinations(side, r))
-    return min((complete(s) for s in subsets), key=total)
+    if len(blocks) > MAX_ENUMERATED_BLOCKS:
+        return min((list(sizes[0]), []), ([], list(sizes[1])), key=cost)
+    subsets = (subset for r in range(len(blocks) + 1) for subset in combinations(blocks, r))
+    return min((completed(s) for s in subsets), key=cost)
 
 
 def _columns(entries: dict, rows: list, columns: list) -> list[Column]:
