@@ -14,17 +14,20 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
-from rich.console import Console
 
 from .. import ir
 from ..compiler import compile_program
 from ..errors import InputError, RaspError, WeightsError, format_error
 from ..frontend import load_program, parse_program
+from ..infer import ValueSets, infer_value_sets
 from ..model import Model
 from ..weights_file import load
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class CliError(Exception):
@@ -96,20 +99,21 @@ def _text_or_none(path: str) -> str | None:
 
 def compile_file(
     path: str, max_len: int | None = None, dtype=np.float32, disabled: tuple[str, ...] = ()
-) -> tuple[ir.Program, Model]:
-    """The checked program of a `.rasp` file (at `max_len` if given) and its compiled model,
-    without the optimisation passes named in `disabled`."""
+) -> tuple[ir.Program, Model, ValueSets]:
+    """The checked program of a `.rasp` file (at `max_len` if given), its compiled model,
+    without the optimisation passes named in `disabled`, and its value sets at that max_len."""
     with program_errors(path):
         program = load_program(path)
         if max_len is not None:
             program = dataclasses.replace(program, max_len=max_len)
-        return program, compile_program(program, dtype=dtype, disabled=disabled)
+        value_sets = infer_value_sets(program)
+        return program, compile_program(program, dtype=dtype, disabled=disabled, value_sets=value_sets), value_sets
 
 
 def load_model(path: str) -> Model:
     """A weights file, or a `.rasp` program compiled on the fly."""
     if path.endswith(".rasp"):
-        return compile_file(path)[1]
+        return compile_file(path)[1]  # (program, model, value sets)
     return load(path)
 
 
@@ -139,5 +143,9 @@ def print_json(report: dict) -> None:
 
 
 def make_console() -> Console:
-    """A console on the current stdout (so test capture works); no syntax highlighting of numbers."""
+    """A console on the current stdout (so test capture works); no syntax highlighting of numbers.
+    rich is imported here, not at the top: `--json` output and errors never need it, and it is a
+    sixth of a cold start."""
+    from rich.console import Console
+
     return Console(file=sys.stdout, highlight=False)

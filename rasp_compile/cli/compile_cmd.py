@@ -11,12 +11,11 @@ import re
 from pathlib import Path
 
 import numpy as np
-from rich.table import Table
 
 from .. import ir
 from ..compiler import OPTIMIZATIONS
 from ..flops import count_flops
-from ..infer import infer_value_sets
+from ..infer import ValueSets
 from ..model import Model, n_nonzero, n_params
 from ..weights_file import save
 from .common import CliError, Parser, compile_file, make_console, positive_int, print_json, run_edge
@@ -45,13 +44,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _compile(args) -> int:
     disabled = tuple(OPTIMIZATIONS) if "all" in args.no_opt else tuple(args.no_opt)
-    program, model = compile_file(args.program, args.max_len, DTYPES[args.dtype], disabled)
+    program, model, value_sets = compile_file(args.program, args.max_len, DTYPES[args.dtype], disabled)
     if args.emit:
         try:
             save(model, args.emit)
         except OSError as error:
             raise CliError(f"error: cannot write {args.emit}: {error.strerror or error}") from None
-    report = summary(args.program, program, model, args.emit)
+    report = summary(args.program, program, value_sets, model, args.emit)
     if args.json:
         print_json(report)
     else:
@@ -59,9 +58,8 @@ def _compile(args) -> int:
     return 0
 
 
-def summary(path: str, program: ir.Program, model: Model, emitted: str | None) -> dict:
-    """The program and model figures, JSON-ready."""
-    value_sets = infer_value_sets(program)
+def summary(path: str, program: ir.Program, value_sets: ValueSets, model: Model, emitted: str | None) -> dict:
+    """The program (with its value sets) and model figures, JSON-ready."""
     sops = [
         {"name": node.label, "output": node is program.output, "kind": _kind(node), "encoding": node.encoding,
          "n_values": len(value_sets[node]),
@@ -93,6 +91,8 @@ def _natural(text: str):
 
 
 def render(report: dict, console) -> None:
+    from rich.table import Table  # only the table output needs rich (common.make_console)
+
     program, model = report["program"], report["model"]
     console.print(f"[bold]{program['name']}[/]  vocab {{{', '.join(program['vocab'])}}}  "
                   f"max_len {program['max_len']}  {'causal' if program['causal'] else 'not causal'}  "

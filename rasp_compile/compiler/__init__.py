@@ -17,7 +17,7 @@ from typing import Iterable
 import numpy as np
 
 from .. import ir
-from ..infer import infer_value_sets
+from ..infer import ValueSets, infer_value_sets
 from ..model import Model, validate
 from .assemble import assemble
 from .graph import build_graph
@@ -42,17 +42,23 @@ each s-op is compiled by its plain construction, one-hot and one sub-layer each.
 
 
 def compile_program(
-    program: ir.Program, max_len: int | None = None, dtype=np.float32, disabled: Iterable[str] = ()
+    program: ir.Program,
+    max_len: int | None = None,
+    dtype=np.float32,
+    disabled: Iterable[str] = (),
+    value_sets: ValueSets | None = None,
 ) -> Model:
     """Compile `program` (optionally at another max_len) into weights of the given float dtype,
-    without the optimisations named in `disabled` (keys of OPTIMIZATIONS)."""
+    without the optimisations named in `disabled` (keys of OPTIMIZATIONS). `value_sets`: the
+    program's value sets at that max_len (infer.infer_value_sets), when the caller has them."""
     unknown = set(disabled) - set(OPTIMIZATIONS)
     if unknown:
         raise ValueError(f"unknown optimisation {sorted(unknown)[0]!r}; known: {', '.join(OPTIMIZATIONS)}")
     enabled = frozenset(OPTIMIZATIONS) - set(disabled)
     if max_len is not None and max_len != program.max_len:
         program = dataclasses.replace(program, max_len=max_len)
-    value_sets = infer_value_sets(program)
+    if value_sets is None:
+        value_sets = infer_value_sets(program)
     graph = build_graph(program, value_sets, enabled)
     embeds, blocks = schedule(graph)
     layout = lay_out(graph)

@@ -171,21 +171,15 @@ def _cover(entries: dict) -> tuple[list, list]:
 def _columns(entries: dict, rows: list, columns: list) -> list[Column]:
     """One column per feature of a chosen row block (query: that feature, key: its row of A),
     then one per feature of a chosen column block (key: that feature, query: what is left)."""
-    out = []
     chosen_rows = set(rows)
-    for block in rows:
-        for feature in dict.fromkeys(r for rb, r, _, _ in entries if rb == block):
-            k: dict = {}
-            for (rb, r, _, c), a in entries.items():
-                if rb == block and r == feature:
-                    k[c] = k.get(c, 0.0) + a
-            out.append(Column({feature: 1.0}, k))
-    left = {key: a for key, a in entries.items() if key[0] not in chosen_rows}
-    for block in columns:
-        for feature in dict.fromkeys(c for _, _, cb, c in left if cb == block):
-            q: dict = {}
-            for (_, r, cb, c), a in left.items():
-                if cb == block and c == feature:
-                    q[r] = q.get(r, 0.0) + a
-            out.append(Column(q, {feature: 1.0}))
-    return out
+    by_row: dict = {block: {} for block in rows}  # row block -> row feature -> key form
+    by_column: dict = {block: {} for block in columns}  # column block -> column feature -> query form
+    for (rb, r, cb, c), a in entries.items():
+        if rb in chosen_rows:
+            form = by_row[rb].setdefault(r, {})
+            form[c] = form.get(c, 0.0) + a
+        else:
+            form = by_column[cb].setdefault(c, {})
+            form[r] = form.get(r, 0.0) + a
+    out = [Column({r: 1.0}, k) for block in rows for r, k in by_row[block].items()]
+    return out + [Column(q, {c: 1.0}) for block in columns for c, q in by_column[block].items()]
