@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 from itertools import product
+from math import gcd, lcm
 from numbers import Number
 
 from . import ir
@@ -50,16 +51,24 @@ def _canonical_fraction(value: Fraction) -> float:
 def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[float]:
     """Every mean of a multiset of 1..max_count elements drawn from `values`.
 
-    Dynamic programming over achievable sums (exact rationals), count by count.
+    Dynamic programming over achievable sums, count by count, exact: every value is an integer
+    number of 1/scale (scale: the common denominator), so sums are integers and a mean is
+    sum / (count * scale), rounded once (as float(Fraction) would) and snapped like
+    `_canonical_fraction`.
     """
     if not values:
         return set()
-    exact = {Fraction(v) for v in values}
-    sums = {Fraction(0)}
+    exact = [Fraction(v) for v in values]
+    scale = lcm(*(f.denominator for f in exact))
+    steps = {int(f * scale) for f in exact}
+    sums = {0}
     means: set[float] = set()
     for count in range(1, max_count + 1):
-        sums = {s + v for s in sums for v in exact}
-        means.update(_canonical_fraction(s / count) for s in sums)
+        sums = {s + v for s in sums for v in steps}
+        whole = count * scale
+        for s in sums:
+            mean = s / whole
+            means.add(mean if whole // gcd(s, whole) <= ir.SNAP_DENOMINATOR else ir.canonical(mean))
         if len(means) > MAX_VALUES:
             raise RaspValueError(
                 f"{describe(where)}, a numerical mean, can take more than {MAX_VALUES:,} values; "
