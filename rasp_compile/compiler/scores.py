@@ -146,7 +146,7 @@ def _cover(entries: dict) -> tuple[list, list]:
     """The row blocks and column blocks of the cheapest block cover of the entries' pattern:
     every subset of the side with fewer blocks, completed by the other side's blocks that meet
     an entry it leaves uncovered."""
-    edges = [(rb, cb) for rb, _, cb, _ in entries]  # (row block, column block) per entry
+    edges = {(rb, cb) for rb, _, cb, _ in entries}  # the block pairs that hold an entry
     sizes = ({}, {})  # row blocks, column blocks -> their features
     for rb, row, cb, column in entries:
         sizes[0].setdefault(rb, set()).add(row)
