@@ -84,3 +84,24 @@ def test_a_mean_of_large_values_that_selects_nothing_reads_its_default():
     inputs = [["a"] * n for n in range(1, 13)] + [[rng.choice("ab") for _ in range(12)] for _ in range(100)]
     bad, checked = disagreements(model, program, inputs)
     assert checked == len(inputs) and bad == []
+
+
+@pytest.mark.parametrize("source", [
+    # a categorical aggregate of values up to 1,000, read as a number
+    'big = map(lambda t: 1000 if t == "a" else 500, tokens)\n'
+    "output numerical(map(lambda x: x, aggregate(select(tokens, tokens, !=), big, default=-1)))\n",
+    # a mean of 0/1 values, scaled by 1,000 after the head
+    "one = numerical(map(lambda t: 1, tokens))\n"
+    "share = numerical(aggregate(select(tokens, tokens, !=), one, default=0))\n"
+    "output numerical(map(lambda x: 1000 * x, share))\n",
+])
+def test_readers_that_magnify_a_leak_sharpen_the_head(source: str):
+    """A number made from an aggregate without a step in between carries its leak times the
+    spread of its values (amplification.py): selecting nothing must still read the default
+    within the 1e-5 the comparison allows, not 1e-3."""
+    program = parse_program("vocab {a, b}\nmax_len 40\n" + source)
+    model = compile_program(program)
+    rng = random.Random(40)
+    inputs = [["a"] * n for n in range(1, 41)] + [[rng.choice("ab") for _ in range(40)] for _ in range(50)]
+    bad, checked = disagreements(model, program, inputs)
+    assert checked == len(inputs) and bad == []

@@ -7,8 +7,9 @@ value is the default's one-hot (all zeros when the default is none, tracr's only
 Why it is exact: when some key is selected, all selected keys hold the same value (else the
 program is in error), so any mix of their one-hots is that one-hot; the weight left on BOS and
 unselected keys is at most (n + 1) exp(-S/2). When none is selected, BOS outscores every other
-key by S/2 and the output is the default. S = 2 ln((n + 1) / CATEGORICAL_LEAK) puts the leak
-below CATEGORICAL_LEAK (margins.py): with n = 64, S ≈ 36.
+key by S/2 and the output is the default. S = 2 ln((n + 1) / leak) puts the leak below
+CATEGORICAL_LEAK (margins.py), divided by `op.amplification` when a reader turns the one-hot into
+a number that magnifies it (amplification.py): with n = 64 and no such reader, S ≈ 36.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .qk import score_weights
 
 
 def categorical_head(op: Attend, layout: Layout, max_len: int) -> Head:
-    sharpness = 2 * needed_gap(max_len + 1, CATEGORICAL_LEAK)
+    sharpness = 2 * needed_gap(max_len + 1, CATEGORICAL_LEAK / op.amplification)
     m = op.score.terms
     qk = score_weights(op.score, layout, sharpness, (m - 0.5) * sharpness, bos_self_score(max_len))
     out_values, out_dims = op.out.values, layout.dims(op.out)

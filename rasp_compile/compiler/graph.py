@@ -23,6 +23,7 @@ from typing import Callable
 
 from .. import ir
 from ..infer import ValueSets, is_number, nullable_sops
+from .amplification import set_amplification
 from .head_features import fold_head_features
 from .interpolated_steps import choose_interpolated_steps
 from .linear import linear_form
@@ -254,6 +255,7 @@ def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) 
     ops = _live_ops(builder.ops, readout.inputs)
     if "interpolated-steps" in enabled:
         choose_interpolated_steps(ops, readout.inputs)
+    set_amplification(ops, readout.inputs)
     if {"head-features", "prune"} <= enabled:  # the fold pays only once pruning drops what it replaced
         ops = fold_head_features(ops, readout.inputs, builder.feature_var, builder.writer.get)
     return Graph(ops, output, program, readout)

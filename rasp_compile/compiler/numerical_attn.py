@@ -7,8 +7,9 @@ selected and carries the default (tracr accepts only 0/1 values and no default).
 Margin: the weight off the selected keys, at most (n + 1) exp(-S/2), moves the mean by at most
 that times the spread of the values (default included). A step MLP downstream needs the mean
 within `op.window` (STEP_WINDOW, less for an interpolating one) of the smallest gap between the
-means it can take, and a numerical output must stay within CATEGORICAL_LEAK of the mean whatever
-the values' size, so S = 2 ln((n + 1) / leak) with leak = min(CATEGORICAL_LEAK, window * gap) / spread.
+means it can take, and the mean must stay within CATEGORICAL_LEAK of exact whatever the values'
+size, and within that divided by `op.amplification` when readers magnify it (amplification.py), so
+S = 2 ln((n + 1) / leak) with leak = min(CATEGORICAL_LEAK / amplification, window * gap) / spread.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from .qk import score_weights
 
 
 def numerical_head(op: Attend, layout: Layout, max_len: int) -> Head:
-    leak = min(CATEGORICAL_LEAK, op.window * smallest_gap(op.out.values)) / spread(op.value.values + (op.default,))
+    tolerated = min(CATEGORICAL_LEAK / op.amplification, op.window * smallest_gap(op.out.values))
+    leak = tolerated / spread(op.value.values + (op.default,))
     sharpness = 2 * needed_gap(max_len + 1, leak)
     m = op.score.terms
     qk = score_weights(op.score, layout, sharpness, (m - 0.5) * sharpness, bos_self_score(max_len))

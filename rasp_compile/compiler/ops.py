@@ -133,6 +133,7 @@ class Attend:
     value: Var | None = None
     default: object = None
     window: float = STEP_WINDOW  # how far, as a share of the gap between its values, a reader lets `out` stray
+    amplification: float = 1.0  # how much readers magnify its leak (amplification.py)
 
 
 Op = Embed | TableMLP | NumericMLP | Linear | Attend

@@ -1,0 +1,62 @@
+"""amplification: how much the readers of an aggregate magnify what its softmax leaks.
+
+A head leaves a little weight (its leak) on keys it does not mean to read. A categorical one-hot
+off by that much is still the same one-hot to every categorical reader, and a step MLP reading a
+number absorbs it (its steps are flat). But a number computed from it without a step in between
+(a linear map, a table with a numerical output, a mean of it) is off by the leak times the
+spread of its values: a categorical aggregate of lengths 1..32 read as a number is off by up to
+32 times the leak, and the fuzz at max_len 32 found one reading -0.999989 for -1.
+
+So each aggregate learns the largest spread among the numbers that depend on it that way and
+that something uses as a value (the read-out, an MLP, a head's value; not a select's features,
+whose error only tilts scores): `Attend.amplification`, by which its head divides the leak it
+tolerates (categorical_attn.py, numerical_attn.py), up to MAX_AMPLIFICATION.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from .margins import spread
+from .ops import Attend, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
+
+MAX_AMPLIFICATION = 1e6
+"""Beyond this spread float32 itself cannot hold the numbers to 1e-6 of their size, and the
+sharpness it would take (S = 2 ln((n + 1) 1e6 / 1e-6), 64 at max_len 64) is as high as a score
+should go for a forward pass that exponentiates raw scores to stay finite (exp(88.7))."""
+
+
+def set_amplification(ops: list[Op], read_out: tuple[Var, ...]) -> None:
+    readers: dict[Var, list[Op]] = {}
+    for op in ops:
+        for var in op_inputs(op):
+            readers.setdefault(var, []).append(op)
+    as_value = {var for op in ops for var in _values_read(op)} | set(read_out)
+    memo: dict[Var, float] = {}
+
+    def widest(var: Var) -> float:
+        """The largest spread of a number used as a value that `var`'s error reaches unabsorbed."""
+        if var not in memo:
+            own = spread(var.values) if var.encoding == ir.NUMERICAL and var in as_value else 0.0
+            memo[var] = max([own] + [widest(r.out) for r in readers.get(var, []) if _carries(r, var)])
+        return memo[var]
+
+    for op in ops:
+        if isinstance(op, Attend) and op.kind in ("categorical", "numerical"):
+            gain = widest(op.out) / (spread(op.out.values) if op.kind == "numerical" else 1.0)
+            op.amplification = min(max(1.0, gain), MAX_AMPLIFICATION)
+
+
+def _carries(reader: Op, var: Var) -> bool:
+    """Whether an error in `var` passes into what `reader` writes, in proportion."""
+    if isinstance(reader, Linear | TableMLP):
+        return True
+    if isinstance(reader, NumericMLP):
+        return reader.interpolated  # flat steps absorb it
+    return isinstance(reader, Attend) and reader.value is var  # a select's features only tilt scores
+
+
+def _values_read(op: Op) -> tuple[Var, ...]:
+    """What `op` uses as a value rather than as a select's features."""
+    if isinstance(op, Attend):
+        return (op.value,) if op.value is not None else ()
+    return op_inputs(op)
