@@ -86,3 +86,16 @@ def test_scale_markdown_has_the_table_and_goal_lines(runs):
     assert verdict == ("PASS" if cell["flops"] <= 3985 else "FAIL")
     assert "| reverse | 20 | not measured/4 |" in markdown  # tracr's row, ours not run here
     assert "goal 5" in runs["scale"]
+
+
+def test_fuzz_at_a_given_max_len_compiles_programs_there():
+    """--max-len recompiles each generated program at that length; the report says so."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import fuzz
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    outcomes = [fuzz.check_program(1, index, max_len=12) for index in range(3)]
+    assert all(o.status in ("agreed", "rejected") for o in outcomes)
+    assert all(o.program.max_len == 12 for o in outcomes)
+    assert any(o.status == "agreed" and o.compared > 0 for o in outcomes)
