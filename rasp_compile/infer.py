@@ -38,14 +38,17 @@ def exact_mean(values: list[ir.Value]) -> float:
     The interpreter and the inference both use this, so a mean computed on an input is always
     bit-for-bit a member of the inferred value set.
     """
-    return _canonical_fraction(sum(Fraction(v) for v in values) / len(values))
+    mean = sum(Fraction(v) for v in values) / len(values)
+    return _canonical_ratio(mean.numerator, mean.denominator)
 
 
-def _canonical_fraction(value: Fraction) -> float:
-    """`ir.canonical(float(value))`, without the search when the denominator is already small."""
-    if value.denominator <= ir.SNAP_DENOMINATOR:
-        return float(value)
-    return ir.canonical(float(value))
+def _canonical_ratio(numerator: int, denominator: int) -> float:
+    """`ir.canonical(numerator / denominator)` (whole numbers, divided with one rounding, as
+    float(Fraction) does), without the search when the reduced denominator is already small."""
+    ratio = numerator / denominator
+    if denominator // gcd(numerator, denominator) <= ir.SNAP_DENOMINATOR:
+        return ratio
+    return ir.canonical(ratio)
 
 
 def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[float]:
@@ -53,8 +56,7 @@ def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[floa
 
     Dynamic programming over achievable sums, count by count, exact: every value is an integer
     number of 1/scale (scale: the common denominator), so sums are integers and a mean is
-    sum / (count * scale), rounded once (as float(Fraction) would) and snapped like
-    `_canonical_fraction`.
+    sum / (count * scale), snapped by the rule `exact_mean` uses (`_canonical_ratio`).
     """
     if not values:
         return set()
@@ -65,10 +67,7 @@ def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[floa
     means: set[float] = set()
     for count in range(1, max_count + 1):
         sums = {s + v for s in sums for v in steps}
-        whole = count * scale
-        for s in sums:
-            mean = s / whole
-            means.add(mean if whole // gcd(s, whole) <= ir.SNAP_DENOMINATOR else ir.canonical(mean))
+        means.update(_canonical_ratio(s, count * scale) for s in sums)
         if len(means) > MAX_VALUES:
             raise RaspValueError(
                 f"{describe(where)}, a numerical mean, can take more than {MAX_VALUES:,} values; "
