@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .. import ir
 from .margins import spread
-from .ops import Attend, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
+from .ops import Attend, Linear, NumericMLP, Op, TableMLP, Var, op_inputs, readers_of
 
 MAX_AMPLIFICATION = 1e6
 """Beyond this spread float32 itself cannot hold the numbers to 1e-6 of their size, and the
@@ -26,10 +26,7 @@ should go for a forward pass that exponentiates raw scores to stay finite (exp(8
 
 
 def set_amplification(ops: list[Op], read_out: tuple[Var, ...]) -> None:
-    readers: dict[Var, list[Op]] = {}
-    for op in ops:
-        for var in op_inputs(op):
-            readers.setdefault(var, []).append(op)
+    readers = readers_of(ops)
     as_value = {var for op in ops for var in _values_read(op)} | set(read_out)
     memo: dict[Var, float] = {}
 

@@ -23,7 +23,7 @@ from typing import Callable
 
 from .. import ir
 from .linear import substituted
-from .ops import Attend, Linear, Op, Var, op_inputs
+from .ops import Attend, Linear, Op, Var, readers_of
 from .scores import CONSTANT, Column, Score
 
 MAX_FEATURE_VALUES = 100_000
@@ -34,10 +34,7 @@ side whose features would have more is left unfolded."""
 def fold_head_features(ops: list[Op], read_out: tuple[Var, ...], new_var: Callable, writer_of: Callable) -> list[Op]:
     """`ops` with every foldable head side folded; the new Linear ops go just before their head.
     `new_var(label, values)` makes a fresh numerical variable."""
-    readers: dict[Var, int] = {}
-    for op in ops:
-        for var in op_inputs(op):
-            readers[var] = readers.get(var, 0) + 1
+    readers = {var: len(ops_reading) for var, ops_reading in readers_of(ops).items()}
     for var in read_out:
         readers[var] = readers.get(var, 0) + 1
     folded: list[Op] = []

@@ -25,7 +25,7 @@ import numpy as np
 from .. import ir
 from .margins import INTERPOLATED_SCORE_ERROR
 from .numeric_mlp import interpolation_error
-from .ops import Attend, NumericMLP, Op, Var, op_inputs
+from .ops import Attend, NumericMLP, Op, Var, readers_of
 from .scores import CONSTANT
 
 MAX_QUERY_ASSIGNMENTS = 10_000
@@ -34,12 +34,8 @@ MAX_QUERY_ASSIGNMENTS = 10_000
 
 def choose_interpolated_steps(ops: list[Op], read_out: tuple[Var, ...]) -> None:
     """Mark the NumericMLPs that may interpolate and tighten their input heads' windows."""
-    readers: dict[Var, list[Op]] = {}
-    writer: dict[Var, Op] = {}
-    for op in ops:
-        writer[op.out] = op
-        for var in op_inputs(op):
-            readers.setdefault(var, []).append(op)
+    readers = readers_of(ops)
+    writer = {op.out: op for op in ops}
     for op in ops:
         if not isinstance(op, NumericMLP) or op.out.encoding != ir.CATEGORICAL or op.out in read_out:
             continue

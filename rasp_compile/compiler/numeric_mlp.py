@@ -89,8 +89,9 @@ def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
     output by (slope) * d, so this is used only where the readers tolerate it (interpolated_steps.py
     picks the orientation with the smaller float32 error and bounds both)."""
     points, encoded, x_dim = _samples(op, layout)
-    rising = interpolation_error(points, encoded, rising=True) <= interpolation_error(points, encoded, rising=False)
-    kinks = _kinks(points, encoded, rising)
+    both = {rising: _kinks(points, encoded, rising) for rising in (True, False)}
+    rising = _rounding(points, both[True], True) <= _rounding(points, both[False], False)
+    kinks = both[rising]
     w_in = np.zeros((layout.d_model, len(kinks)))
     w_in[x_dim, :] = 1.0 if rising else -1.0
     b_in = np.array([-p if rising else p for p, _ in kinks])
@@ -102,7 +103,11 @@ def interpolation_error(points: tuple, encoded: list, rising: bool) -> float:
     """A bound on the float32 error of `interpolation_mlp` at any of its input values, per output
     coordinate: every firing unit's value relu(±(x - p)) carries a rounding of about
     (|x| + |p|) 2^-24, multiplied by its output weight; 2^-22 for margin."""
-    kinks = _kinks(points, encoded, rising)
+    return _rounding(points, _kinks(points, encoded, rising), rising)
+
+
+def _rounding(points: tuple, kinks: list, rising: bool) -> float:
+    """interpolation_error for kinks already computed."""
     worst = 0.0
     for x in points:
         firing = [np.abs(c) * (abs(x) + abs(p)) for p, c in kinks if (x > p if rising else x < p)]

@@ -157,3 +157,12 @@ class Graph:
     output: Var
     program: ir.Program
     readout: Readout  # how unembed reads the answer
+
+
+def readers_of(ops: list[Op]) -> dict[Var, list[Op]]:
+    """Every variable read by `ops` -> the ops that read it, in graph order."""
+    readers: dict[Var, list[Op]] = {}
+    for op in ops:
+        for var in op_inputs(op):
+            readers.setdefault(var, []).append(op)
+    return readers
