@@ -59,6 +59,11 @@ class RaspRuntimeError(RaspError):
     aggregate that selects several different values)."""
 
 
+class RaspPrecisionError(RaspError):
+    """The program is sound, but the requested float dtype cannot compile it exactly: its
+    numbers are too large for the gaps between them (compiler/precision.py)."""
+
+
 class InputError(Exception):
     """A bad input sequence (a token outside the vocab, too long): one line, exit status 2."""
 

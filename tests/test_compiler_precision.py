@@ -1,6 +1,7 @@
 """float32 exactness where numbers grow: index matches whose target comes from a step MLP at
 max_len 64 (the sort family), and widths decoded by interpolation, against the interpreter on
-seeded random inputs and against the error bounds the compiler relies on."""
+seeded random inputs and against the error bounds the compiler relies on; and the programs whose
+numbers float32 cannot hold exactly enough, refused (precision.py) but exact in float64."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rasp_compile.compiler import compile_program
+from rasp_compile.compiler import OPTIMIZATIONS, compile_program
+from rasp_compile.compiler.graph import build_graph
 from rasp_compile.compiler.layout import Layout
 from rasp_compile.compiler.numeric_mlp import interpolation_error, interpolation_mlp
 from rasp_compile.compiler.ops import NumericMLP, Var, dim_label
+from rasp_compile.compiler.precision import carried_magnitudes
+from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.frontend import load_program, parse_program
+from rasp_compile.infer import infer_value_sets
 
 from differential import disagreements
 
@@ -103,5 +108,63 @@ def test_readers_that_magnify_a_leak_sharpen_the_head(source: str):
     model = compile_program(program)
     rng = random.Random(40)
     inputs = [["a"] * n for n in range(1, 41)] + [[rng.choice("ab") for _ in range(40)] for _ in range(50)]
+    bad, checked = disagreements(model, program, inputs)
+    assert checked == len(inputs) and bad == []
+
+
+# -- numbers float32 cannot hold exactly enough: refused at the s-op, compiled in float64 ---------
+
+BIG_MEAN = """vocab {a}
+max_len 4
+big = numerical(map(lambda i: i + 1000000, indices))
+x = numerical(aggregate(select(indices, indices, <=), big))
+"""
+
+
+@pytest.mark.parametrize(
+    "output, where",
+    [
+        ("output map(lambda v: v - 1000000, x)", (5, 8)),  # steps (or nearest value) 1/12 apart near 10^6
+        ("y = map(lambda v: v - 1000000, x)\noutput aggregate(select(y, indices, ==), indices, default=0)", (5, 5)),
+    ],
+)
+def test_numbers_too_large_for_float32_are_refused_and_float64_is_exact(output: str, where: tuple):
+    program = parse_program(BIG_MEAN + output + "\n", "big.rasp")
+    with pytest.raises(RaspPrecisionError, match="--dtype float64") as refused:
+        compile_program(program)
+    assert (refused.value.line, refused.value.col) == where
+    model = compile_program(program, dtype=np.float64)
+    inputs = [["a"] * n for n in range(1, 5)]
+    bad, checked = disagreements(model, program, inputs)
+    assert checked == len(inputs) and bad == []
+
+
+def test_values_beyond_the_dtype_are_refused():
+    program = parse_program(
+        "vocab {1}\nmax_len 2\noutput numerical(map(lambda x: 999999999999999999.0 * 999999999999999999.0 * 1000000.0, tokens))\n"
+    )
+    with pytest.raises(RaspPrecisionError, match="float32 cannot hold"):
+        compile_program(program)
+    compile_program(program, dtype=np.float64)
+
+
+def test_rounding_is_charged_to_what_a_value_went_through():
+    """A map subtracting 10^6 has small values but carries the mean's 10^6 (folded linearly)."""
+    program = parse_program(BIG_MEAN + "output numerical(map(lambda v: v - 1000000, x))\n")
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    carried = carried_magnitudes(graph.ops)
+    assert max(graph.output.values) == 3 and carried[graph.output] == pytest.approx(1_000_003)
+
+
+def test_moderate_numbers_stay_accepted_in_float32():
+    """The round of a mean of indices at 32: values up to 31, but every step of round() has a
+    gap of at least 1/64 around it, far above float32's rounding."""
+    program = parse_program(
+        "vocab {a, b}\nmax_len 32\nm = numerical(aggregate(select(indices, indices, <=), numerical(indices)))\n"
+        "output map(lambda x: round(x), m)\n"
+    )
+    model = compile_program(program)
+    rng = random.Random(32)
+    inputs = [[rng.choice("ab") for _ in range(rng.randint(1, 32))] for _ in range(40)]
     bad, checked = disagreements(model, program, inputs)
     assert checked == len(inputs) and bad == []

@@ -4,6 +4,7 @@ The passes, in order (one module each):
 
     infer.infer_value_sets   the values every s-op can take (rasp_compile/infer.py)
     graph.build_graph        s-ops -> residual variables and the operations writing them
+    precision.check_precision  refuse numbers the float dtype cannot hold exactly enough
     schedule.schedule        operations -> the earliest attention / MLP sub-layer
     layout.lay_out           a named residual dimension per categorical value / numerical s-op
     assemble.assemble        per-primitive weights -> arrays and meta
@@ -22,6 +23,7 @@ from ..model import Model, validate
 from .assemble import assemble
 from .graph import build_graph
 from .layout import lay_out
+from .precision import check_precision
 from .schedule import schedule
 
 
@@ -60,6 +62,7 @@ def compile_program(
     if value_sets is None:
         value_sets = infer_value_sets(program)
     graph = build_graph(program, value_sets, enabled)
+    check_precision(graph, dtype)
     embeds, blocks = schedule(graph)
     layout = lay_out(graph)
     model = assemble(graph, embeds, blocks, layout, dtype, prune="prune" in enabled)

@@ -58,9 +58,9 @@ class _Builder:
         self.labels.add(label)
         return label
 
-    def new_var(self, label: str, encoding: str, values, may_be_none=False) -> Var:
+    def new_var(self, label: str, encoding: str, values, may_be_none=False, loc=None) -> Var:
         ordered = tuple(sorted(set(values), key=_sort_key))
-        return Var(self.fresh_label(label), encoding, ordered, may_be_none and encoding == ir.CATEGORICAL)
+        return Var(self.fresh_label(label), encoding, ordered, may_be_none and encoding == ir.CATEGORICAL, loc)
 
     def emit(self, op: Op) -> Var:
         self.ops.append(op)
@@ -83,7 +83,7 @@ class _Builder:
         representative = {x: first_of.setdefault(signature(x), x) for x in var.values}
         key = (var, tuple(representative[x] for x in var.values))
         if key not in self.categorical_views:
-            view = self.new_var(f"{var.label}.cat", ir.CATEGORICAL, first_of.values())
+            view = self.new_var(f"{var.label}.cat", ir.CATEGORICAL, first_of.values(), loc=var.loc)
             self.categorical_views[key] = self.emit(NumericMLP(view, var, representative.__getitem__))
         return self.categorical_views[key]
 
@@ -142,7 +142,7 @@ class _Builder:
             return self.vars[node]
         values = self.program.vocab if isinstance(node, ir.Tokens) else self.value_sets[node]
         label = node.label or f"{type(node).__name__.lower()}"
-        out = self.new_var(label, node.encoding, values, node in self.nullable)
+        out = self.new_var(label, node.encoding, values, node in self.nullable, node.loc)
         self.vars[node] = self.emit(self._op_for(node, out))
         return out
 
@@ -224,7 +224,7 @@ class _Builder:
     def _width_ops(self, selector: ir.Selector, out: Var) -> Op:
         """selector_width = an attention writing 1/(w+1), then an exact step MLP reading it."""
         spec = self.score(selector)
-        inverse = self.new_var(f"{out.label}.bos_share", ir.NUMERICAL, [1 / (w + 1) for w in out.values])
+        inverse = self.new_var(f"{out.label}.bos_share", ir.NUMERICAL, [1 / (w + 1) for w in out.values], loc=out.loc)
         self.emit(Attend(inverse, spec, "width"))
         return NumericMLP(out, inverse, lambda share: round(1 / share) - 1)
 
@@ -273,7 +273,7 @@ def _readout(output: Var, writer: Op, ops: list[Op], enabled: frozenset) -> Read
             return readout
     numbers = not output.may_be_none and all(map(is_number, output.values))
     if isinstance(writer, TableMLP | NumericMLP) and numbers and "number-readout" in enabled:
-        writer.out = Var(output.label, ir.NUMERICAL, output.values)  # the number, not its one-hot
+        writer.out = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)  # the number, not its one-hot
         return nearest_value_readout(writer.out, list(output.values))
     return plain_readout(output)
 

@@ -13,7 +13,10 @@ at most e * B with B = max over query values of sum_j |q_j| c_j (enumerated; the
 read only categorical variables). Allowing INTERPOLATED_SCORE_ERROR of S gives e = that / B; half
 of it goes to float32 (interpolation_error must stay below e/2) and half to the input's error: the
 head writing the input gets window e/2, so its leak moves the input by at most e/2 of a gap and
-the polyline by at most e/2. Otherwise the steps stay flat.
+the polyline by at most e/2. Otherwise the steps stay flat. A mean's input also carries rounding
+(precision.py: in proportion to the magnitudes it went through); then the window is e/4 and the
+rounding must stay below e/4 of the smallest gap. (A width's input, BOS's share, is a softmax
+weight: its rounding is relative, and interpolation_error's margin covers it.)
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from itertools import product
 import numpy as np
 
 from .. import ir
-from .margins import INTERPOLATED_SCORE_ERROR
+from .margins import INTERPOLATED_SCORE_ERROR, smallest_gap
 from .numeric_mlp import interpolation_error
 from .ops import Attend, NumericMLP, Op, Var, readers_of
+from .precision import ROUNDINGS, carried_magnitudes, unit_roundoff
 from .scores import CONSTANT
 
 MAX_QUERY_ASSIGNMENTS = 10_000
@@ -36,6 +40,7 @@ def choose_interpolated_steps(ops: list[Op], read_out: tuple[Var, ...]) -> None:
     """Mark the NumericMLPs that may interpolate and tighten their input heads' windows."""
     readers = readers_of(ops)
     writer = {op.out: op for op in ops}
+    carried = carried_magnitudes(ops)
     for op in ops:
         if not isinstance(op, NumericMLP) or op.out.encoding != ir.CATEGORICAL or op.out in read_out:
             continue
@@ -51,8 +56,14 @@ def choose_interpolated_steps(ops: list[Op], read_out: tuple[Var, ...]) -> None:
         rounding = min(interpolation_error(points, encoded, rising) for rising in (True, False))
         if rounding > tolerance / 2:
             continue
+        input_share = tolerance / 2
+        if head.kind == "numerical":
+            input_share = tolerance / 4
+            carried_rounding = ROUNDINGS * unit_roundoff(np.float32) * carried[op.input]
+            if carried_rounding > input_share * smallest_gap(points):
+                continue
         op.interpolated = True
-        head.window = min(head.window, tolerance / 2)
+        head.window = min(head.window, input_share)
 
 
 def _one_hot(var: Var, value) -> np.ndarray:

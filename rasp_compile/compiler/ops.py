@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Callable
 
 from .. import ir
+from ..errors import Loc
 from .margins import STEP_WINDOW
 
 if TYPE_CHECKING:
@@ -24,12 +25,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, eq=False)
 class Var:
     """A value in the residual stream. `values`: the categorical values in dimension order, or
-    the numerical values it can take (sorted). `may_be_none`: categorical only."""
+    the numerical values it can take (sorted). `may_be_none`: categorical only. `loc`: where
+    the s-op it holds (or converts) was written, for messages."""
 
     label: str
     encoding: str
     values: tuple
     may_be_none: bool = False
+    loc: Loc | None = None
 
     @property
     def domain(self) -> tuple:
