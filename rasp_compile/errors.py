@@ -7,7 +7,9 @@ prints `format_error(...)` and exits 1. Problems with inputs or weight files (no
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 
 @dataclass(frozen=True)
@@ -83,3 +85,18 @@ def format_error(error: RaspError, source: str | None, filename: str = "<program
     text = lines[error.loc.line - 1].expandtabs(1)
     caret = " " * (max(error.loc.col, 1) - 1) + "^"
     return f"{head}\n{text}\n{caret}"
+
+
+@contextmanager
+def recursion_refused(loc: Loc | None) -> Iterator[None]:
+    """Python's RecursionError, which a long enough chain of definitions or s-ops reaches in
+    the recursive passes (expanding defs, composing folded maps, normalising selectors), as a
+    program error at `loc` instead of a traceback."""
+    try:
+        yield
+    except RecursionError:
+        raise RaspValueError(
+            "the program's chain of definitions, s-ops or selectors is too long for this compiler "
+            "(it reached Python's recursion limit); shorten the chain",
+            loc,
+        ) from None

@@ -6,29 +6,36 @@ lambda tried on every value it can meet). Every problem is a located `RaspError`
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from . import infer, ir
-from .errors import InputError
+from .errors import InputError, recursion_refused
 from .lower import lower
 from .parse import parse
 
 
-def parse_program(text: str, filename: str = "<program>") -> ir.Program:
-    """The checked program that `text` spells; a RaspError subclass (with `loc`) if it is wrong."""
-    program = lower(parse(text), text, filename)
-    infer.infer_value_sets(program)
+def parse_program(text: str, filename: str = "<program>", max_len: int | None = None) -> ir.Program:
+    """The checked program that `text` spells (at `max_len` instead of its own, if given); a
+    RaspError subclass (with `loc`) if it is wrong. Lambdas are tried at the max_len compiled."""
+    module = parse(text)
+    with recursion_refused(module.statements[-1].loc if module.statements else None):
+        program = lower(module, text, filename)
+        if max_len is not None:
+            program = dataclasses.replace(program, max_len=max_len)
+        infer.infer_value_sets(program)
     return program
 
 
-def load_program(path: str | Path) -> ir.Program:
-    """`parse_program` of a UTF-8 file; InputError (one line) if the file cannot be read."""
+def load_program(path: str | Path, max_len: int | None = None) -> ir.Program:
+    """`parse_program` of a UTF-8 file (a byte-order mark is skipped); InputError (one line) if
+    the file cannot be read."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        text = Path(path).read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except UnicodeDecodeError as error:
         raise InputError(f"{path}: not UTF-8 text (bad byte at offset {error.start})") from None
     except OSError as error:
         raise InputError(f"{path}: cannot read the file ({error.strerror or error})") from None
-    return parse_program(text, str(path))
+    return parse_program(text, str(path), max_len)

@@ -86,6 +86,7 @@ def parse(text: str) -> ast.Module:
         line = text.count("\n", 0, odd.start()) + 1
         col = odd.start() - text.rfind("\n", 0, odd.start())
         raise RaspSyntaxError(f"unexpected line-break character {odd.group()!r}; lines end with '\\n'", Loc(line, col))
+    text = text.replace("\r\n", "\n")  # a '\r' before '\n' would count as a column of its line
     try:
         tree = _PARSER.parse(text)
         module = _ToAst(text).transform(tree)

@@ -12,7 +12,8 @@ from rasp_compile.errors import (
     RaspValueError,
     format_error,
 )
-from rasp_compile.frontend import parse_program
+from rasp_compile.compiler import compile_program
+from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.infer import infer_value_sets
 
 H = "vocab {a, b}\nmax_len 5\n"  # two lines: the body starts on line 3
@@ -148,3 +149,56 @@ def test_python_function_failure_is_named_once():
         with pytest.raises(RaspValueError) as caught:
             infer_value_sets(ir.Program(ir.Map(fn, ir.indices), ("a",), 3))
         assert caught.value.message == f"{named} fails on (0): division by zero"
+
+
+def test_crlf_line_ends_put_the_caret_where_lf_would():
+    source = "vocab {a}\r\nmax_len 2\r\nx =\r\noutput tokens\r\n"
+    with pytest.raises(RaspSyntaxError) as crlf:
+        parse_program(source)
+    with pytest.raises(RaspSyntaxError) as lf:
+        parse_program(source.replace("\r\n", "\n"))
+    assert (crlf.value.line, crlf.value.col) == (lf.value.line, lf.value.col) == (3, 4)
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path):
+    path = tmp_path / "bom.rasp"
+    path.write_bytes(b"\xef\xbb\xbf" + b"vocab {a}\nmax_len 2\noutput tokens\n")
+    assert load_program(path).vocab == ("a",)
+
+
+def test_max_len_given_at_load_replaces_the_declared_one(tmp_path):
+    """A program too large at its own max_len (here: more than 100,000 possible means) loads,
+    and its lambdas are checked, at the max_len it will be compiled at."""
+    path = tmp_path / "long.rasp"
+    path.write_text("vocab {x, y}\nmax_len 1000\noutput numerical(aggregate(select(indices, indices, <=), numerical(tokens == \"x\")))\n")
+    with pytest.raises(RaspValueError, match="100,000 values"):
+        load_program(path)
+    assert load_program(path, max_len=8).max_len == 8
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "a{j} = map(lambda x: x + 1, a{i})",  # folded maps compose into one function
+        "a{j} = aggregate(select(indices, indices, ==), a{i})",
+        "def f{j}(x) {{ return f{i}(x) }}",  # defs expand recursively
+    ],
+)
+def test_chains_too_long_for_the_recursive_passes_are_refused_at_the_output(link: str):
+    first = "def f0(x) { return x }" if link.startswith("def") else "a0 = indices"
+    chain = [link.format(i=i, j=i + 1) for i in range(1200)]
+    last = "output f1200(indices)" if link.startswith("def") else "output a1200"
+    source = "\n".join(["vocab {a}", "max_len 2", first, *chain, last]) + "\n"
+    with pytest.raises(RaspValueError, match="too long for this compiler") as refused:
+        compile_program(parse_program(source))
+    assert refused.value.line == (1204 if link.startswith("def") else 1203)  # the output, or its s-op
+
+
+def test_models_beyond_the_parameter_budget_are_refused_before_building():
+    """Each `a + tokens` link adds the vocab to the value set: d_model and the tables grow
+    until the estimate passes MAX_PARAMETERS (before: minutes and gigabytes)."""
+    chain = [f"a{i + 1} = a{i} + tokens" for i in range(120)]
+    source = "\n".join(["vocab {1, 2}", "max_len 3", "a0 = tokens", *chain, "output a120"]) + "\n"
+    with pytest.raises(RaspValueError, match="more than this compiler builds") as refused:
+        compile_program(parse_program(source))
+    assert refused.value.line == 123  # where the output s-op is written

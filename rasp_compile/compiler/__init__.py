@@ -7,6 +7,7 @@ The passes, in order (one module each):
     precision.check_precision  refuse numbers the float dtype cannot hold exactly enough
     schedule.schedule        operations -> the earliest attention / MLP sub-layer
     layout.lay_out           a named residual dimension per categorical value / numerical s-op
+    budget.check_budget      a model too large to build is refused before any weight is
     assemble.assemble        per-primitive weights -> arrays and meta
 """
 
@@ -18,9 +19,11 @@ from typing import Iterable
 import numpy as np
 
 from .. import ir
+from ..errors import recursion_refused
 from ..infer import ValueSets, infer_value_sets
 from ..model import Model, validate
 from .assemble import assemble
+from .budget import check_budget
 from .graph import build_graph
 from .layout import lay_out
 from .precision import check_precision
@@ -59,13 +62,15 @@ def compile_program(
     enabled = frozenset(OPTIMIZATIONS) - set(disabled)
     if max_len is not None and max_len != program.max_len:
         program = dataclasses.replace(program, max_len=max_len)
-    if value_sets is None:
-        value_sets = infer_value_sets(program)
-    graph = build_graph(program, value_sets, enabled)
-    check_precision(graph, dtype)
-    embeds, blocks = schedule(graph)
-    layout = lay_out(graph)
-    model = assemble(graph, embeds, blocks, layout, dtype, prune="prune" in enabled)
+    with recursion_refused(program.output.loc):
+        if value_sets is None:
+            value_sets = infer_value_sets(program)
+        graph = build_graph(program, value_sets, enabled)
+        check_precision(graph, dtype)
+        embeds, blocks = schedule(graph)
+        layout = lay_out(graph)
+        check_budget(graph, layout)
+        model = assemble(graph, embeds, blocks, layout, dtype, prune="prune" in enabled)
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of SPEC §2's meta
     validate(model)
     return model

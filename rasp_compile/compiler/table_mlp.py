@@ -37,9 +37,9 @@ def table_mlp(op: TableMLP, layout: Layout) -> MLP:
     w_in = np.zeros((layout.d_model, len(units)))
     b_in = np.full(len(units), -(r - 1.0))
     w_out = np.zeros((len(units), layout.d_model))
+    input_dims = [layout.dims(x) for x in op.inputs]
     for h, (combination, out) in enumerate(units):
-        for x, value in zip(op.inputs, combination):
-            dims = layout.dims(x)
+        for x, dims, value in zip(op.inputs, input_dims, combination):
             if value is None:
                 w_in[dims, h] -= 1.0
                 b_in[h] += 1.0

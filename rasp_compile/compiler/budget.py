@@ -1,0 +1,47 @@
+"""budget: refuse, before building any weight, a model too large to build in reasonable memory.
+
+Value sets can grow fast (a chain of `a = a + tokens` maps adds the vocab to every link), and a
+categorical s-op with V values takes V residual dimensions. Every weight matrix of SPEC §2 has
+d_model rows or columns, so a model costs about d_model times the number of columns it needs:
+
+    embeddings and read-out   vocab + max_len + 1 + output classes
+    each attention            3 per head dimension (q, k, v) + d_model (c_proj, the residual's width)
+    each MLP                  2 per hidden unit (c_fc in, c_proj out)
+
+We count every one of those (hidden units at most: a table's combinations, two per step) and
+stop at MAX_PARAMETERS, with the estimate in the message, instead of running for minutes into
+gigabytes of memory.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from ..errors import RaspValueError
+from .layout import Layout
+from .ops import Attend, Graph, NumericMLP, TableMLP
+
+MAX_PARAMETERS = 100_000_000
+"""About 400 MB of float32 per copy: far above any library program (the largest, most_freq at
+max_len 64, has 0.6 million), far below what runs a machine out of memory."""
+
+
+def check_budget(graph: Graph, layout: Layout) -> None:
+    """Raise RaspValueError (at the output) when the model would exceed MAX_PARAMETERS."""
+    columns = len(graph.program.vocab) + graph.program.max_len + 1 + len(graph.output.domain)
+    for op in graph.ops:
+        if isinstance(op, Attend):
+            columns += 3 * (len(op.score.columns) + 1) + layout.d_model
+        elif isinstance(op, TableMLP):
+            combinations = len(op.possible) if op.possible is not None else prod(len(x.domain) for x in op.inputs)
+            columns += 2 * combinations
+        elif isinstance(op, NumericMLP):
+            columns += 4 * len(op.input.values)
+    estimate = layout.d_model * columns
+    if estimate > MAX_PARAMETERS:
+        raise RaspValueError(
+            f"the model would need about {estimate:,} parameters (d_model {layout.d_model:,}), more "
+            f"than this compiler builds ({MAX_PARAMETERS:,}): the s-ops' value sets are too large; "
+            f"use fewer values (a smaller vocab or max_len, or maps that keep fewer values)",
+            graph.program.output.loc,
+        )
