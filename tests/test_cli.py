@@ -7,6 +7,7 @@ Reports are checked against their oracles: completions against the post's, --acc
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from rasp_compile.cli import compile_cmd, run_cmd
 from rasp_compile.flops import count_flops
 from rasp_compile.frontend import load_program
 from rasp_compile.interpret import OpCounter, evaluate
+from rasp_compile.lower import MAX_LEN_LIMIT
 from rasp_compile.model import n_nonzero, n_params
 from rasp_compile.weights_file import load, save
 
@@ -262,10 +264,78 @@ def test_no_opt_switches_passes_off(capsys):
 
 
 def test_broken_pipe_ends_quietly():
-    """A reader that leaves (`rasp-run ... | head`) ends the run with status 1 and no traceback,
-    also when Python flushes stdout at exit."""
+    """A reader that leaves (`rasp-run ... | head`) ends the run with status 141 (128 + SIGPIPE)
+    and no traceback, also when Python flushes stdout at exit."""
     body = ("import sys; from rasp_compile.cli.common import Parser, run_edge\n"
             "def body(args):\n    raise BrokenPipeError\n"
             "sys.exit(run_edge(body, Parser(prog='x'), []))")
     done = subprocess.run([sys.executable, "-c", body], capture_output=True, timeout=60)
-    assert done.returncode == 1 and b"Traceback" not in done.stderr
+    assert done.returncode == 141 and b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flags", [["--json"], [], ["--trace"]], ids=["buffered-json", "buffered-text", "rich"])
+def test_closed_output_pipe_exits_141_quietly(aab, flags):
+    """stdout a pipe whose reader is gone: plain prints sit in Python's buffer until exit (status
+    120 and "Exception ignored" unless the edge flushes), rich's console exits 1 by itself."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    body = f"import sys; from rasp_compile.cli import run_cmd; sys.exit(run_cmd.main({[aab, 'aabaa', *flags]!r}))"
+    try:
+        done = subprocess.run([sys.executable, "-c", body], stdout=write_end, stderr=subprocess.PIPE,
+                              env=env, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, b"")
+
+
+def test_max_len_is_bounded_like_a_programs_own(capsys, tmp_path):
+    """--max-len takes what a program's own `max_len` may be, 1..MAX_LEN_LIMIT; beyond, compiling
+    grows without bound (10**8 ran for minutes, a 23-digit one hung)."""
+    tiny = tmp_path / "tiny.rasp"  # quick to compile at any max_len: the bound is the flag's
+    tiny.write_text("vocab {a, b}\nmax_len 2\noutput map(lambda t: t, tokens)\n")
+    for bad in (MAX_LEN_LIMIT + 1, "99999999999999999999999", 0, -3):
+        err = one_line_error(capsys, compile_cmd.main, tiny, "--max-len", bad)
+        assert err.startswith("rasp-compile: error: argument --max-len:") and f"{MAX_LEN_LIMIT:,}" in err
+    assert run_json(capsys, compile_cmd.main, tiny, "--max-len", MAX_LEN_LIMIT)["program"]["max_len"] == MAX_LEN_LIMIT
+
+
+def test_emit_needs_a_file_it_can_write(capsys, tmp_path):
+    for path, problem in (("", "expected a file name"), (tmp_path, "is a directory"),
+                          (tmp_path / "missing" / "out.npz", "no such directory")):
+        err = one_line_error(capsys, compile_cmd.main, AAB, "--emit", path)
+        assert err.startswith("rasp-compile: error: argument --emit:") and problem in err
+    assert "expected a file name" in one_line_error(capsys, compile_cmd.main, "")
+    assert "expected a file name" in one_line_error(capsys, run_cmd.main, "", "a")
+
+
+def test_options_may_come_before_the_positionals(capsys, aab):
+    assert run(capsys, run_cmd.main, aab, "--steps", 3, "aa") == (0, "aa :: baa\n", "")
+    assert run(capsys, run_cmd.main, "--steps", 3, aab, "aa") == (0, "aa :: baa\n", "")
+    assert run(capsys, run_cmd.main, aab, "--samples", 5, "aa") == (0, "aa :: baabaabaab\n", "")
+    assert run_json(capsys, run_cmd.main, aab, "--flops", "aabaa") == run_json(capsys, run_cmd.main, aab, "aabaa", "--flops")
+    assert run(capsys, run_cmd.main, "--score", AAB_TEXT, "--skip", 2, aab) == (0, "27/27 (100.0%)\n", "")
+    assert "unrecognized arguments: b" in one_line_error(capsys, run_cmd.main, aab, "--steps", 3, "a", "b")
+
+
+def test_unknown_flag_is_named_before_a_missing_positional(capsys):
+    assert "unrecognized arguments: --bogus" in one_line_error(capsys, compile_cmd.main, "--bogus")
+    assert "unrecognized arguments: --bogus" in one_line_error(capsys, run_cmd.main, "--bogus")
+    assert "PROGRAM.rasp is required" in one_line_error(capsys, compile_cmd.main, "--json")
+    assert "WEIGHTS is required" in one_line_error(capsys, run_cmd.main, "--json")
+
+
+def test_vocab_in_a_message_escapes_control_characters(capsys, aab, tmp_path):
+    model = load(aab)  # vocab ["\n", "b", "BOS"]: the token "a" renamed to a newline
+    model.meta["vocab"] = ["\n" if token == "a" else token for token in model.meta["vocab"]]
+    model.meta["output"]["values"] = ["\n" if v == "a" else v for v in model.meta["output"]["values"]]
+    save(model, tmp_path / "newline.npz")
+    err = one_line_error(capsys, run_cmd.main, tmp_path / "newline.npz", "a")
+    assert err == "error: token 'a' is not in the vocab {\\n, b}\n"
+
+
+def test_score_and_steps_need_a_model_that_completes(capsys):
+    err = one_line_error(capsys, run_cmd.main, PROGRAMS / "frac_prevs.rasp", "--score", "xyxy")
+    assert err.startswith("error: --score needs a model that completes sequences") and "numerical output" in err
+    err = one_line_error(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "123", "--steps", 3)
+    assert err.startswith("error: --steps needs a model that completes sequences") and "not causal" in err

@@ -2,7 +2,7 @@
 the project's exceptions into exit statuses), and loading programs and models.
 
 Exit statuses: 0 success, 1 an error in a program (SPEC §1 format, with source line and caret),
-2 a bad command line, input or file (one line).
+2 a bad command line, input or file (one line), 141 a reader that closed the output early.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ def positive_int(text: str) -> int:
 def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: list[str] | None) -> int:
     """Parse `argv` and run `body`; the only place where errors become messages and statuses."""
     try:
-        return body(parser.parse_args(argv))
+        status = body(parser.parse_args(argv))
+        sys.stdout.flush()  # here, not at exit: a reader that left is then a BrokenPipeError below
+        return status
     except SystemExit as done:  # --help and --version exit through argparse
         return int(done.code or 0)
     except CliError as error:
@@ -74,7 +76,7 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
         return 1
     except BrokenPipeError:  # the reader left (`rasp-run ... | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
-        return 1
+        return 141  # 128 + SIGPIPE: the status a shell shows for `cat` stopped by a closed pipe
 
 
 @contextmanager
@@ -103,9 +105,7 @@ def compile_file(
     """The checked program of a `.rasp` file (at `max_len` if given), its compiled model,
     without the optimisation passes named in `disabled`, and its value sets at that max_len."""
     with program_errors(path):
-        program = load_program(path)
-        if max_len is not None:
-            program = dataclasses.replace(program, max_len=max_len)
+        program = load_program(path, max_len)
         value_sets = infer_value_sets(program)
         return program, compile_program(program, dtype=dtype, disabled=disabled, value_sets=value_sets), value_sets
 
@@ -148,4 +148,8 @@ def make_console() -> Console:
     sixth of a cold start."""
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False)
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:  # rich's own exits with status 1; run_edge owns that case
+            raise BrokenPipeError
+
+    return PipeConsole(file=sys.stdout, highlight=False)

@@ -7,6 +7,7 @@ FLOPs per forward at max_len (max_len tokens, plus BOS).
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -16,20 +17,53 @@ from .. import ir
 from ..compiler import OPTIMIZATIONS
 from ..flops import count_flops
 from ..infer import ValueSets
+from ..lower import MAX_LEN_LIMIT
 from ..model import Model, n_nonzero, n_params
 from ..weights_file import save
-from .common import CliError, Parser, compile_file, make_console, positive_int, print_json, run_edge
+from .common import CliError, Parser, compile_file, make_console, print_json, run_edge
 from .tokens import value_text
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 SHOWN_VALUES = 6  # values listed per s-op before "…"
 
 
+def max_len_arg(text: str) -> int:
+    """argparse type: a max_len the language accepts in a program, 1..MAX_LEN_LIMIT."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_LEN_LIMIT:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_LEN_LIMIT:,}, got {text!r}")
+    return value
+
+
+def file_name(text: str) -> str:
+    """argparse type: a non-empty file name (`''` would name the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file name, got ''")
+    return text
+
+
+def emit_path(text: str) -> str:
+    """argparse type: a file that `save` can create, checked before the compiler runs."""
+    path = Path(file_name(text))
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: no such directory {str(path.parent)!r}")
+    return text
+
+
 def build_parser() -> Parser:
-    parser = Parser(prog="rasp-compile", description="Compile a .rasp program into transformer weights.")
-    parser.add_argument("program", metavar="PROGRAM.rasp", help="the program to compile")
-    parser.add_argument("--emit", metavar="OUT.npz", help="write the weights (SPEC §2) to this file")
-    parser.add_argument("--max-len", type=positive_int, metavar="N", help="override the program's max_len")
+    parser = Parser(prog="rasp-compile", usage="%(prog)s PROGRAM.rasp [--emit OUT.npz] [options]",
+                    description="Compile a .rasp program into transformer weights.")
+    # PROGRAM.rasp is optional to argparse and required by _compile: argparse reports a missing
+    # positional before an unknown flag, so `rasp-compile --bogus` would not name --bogus.
+    parser.add_argument("program", metavar="PROGRAM.rasp", nargs="?", type=file_name, help="the program to compile")
+    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (SPEC §2) to this file")
+    parser.add_argument("--max-len", type=max_len_arg, metavar="N",
+                        help=f"override the program's max_len (1 to {MAX_LEN_LIMIT:,}, as in a program)")
     parser.add_argument("--dtype", choices=DTYPES, default="float32", help="weight dtype (default float32)")
     parser.add_argument("--no-opt", action="append", default=[], metavar="NAME", choices=[*OPTIMIZATIONS, "all"],
                         help="switch an optimisation pass off (repeatable; 'all' for the plain constructions): "
@@ -43,9 +77,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compile(args) -> int:
+    if args.program is None:
+        raise CliError("rasp-compile: error: PROGRAM.rasp is required (see --help)")
     disabled = tuple(OPTIMIZATIONS) if "all" in args.no_opt else tuple(args.no_opt)
     program, model, value_sets = compile_file(args.program, args.max_len, DTYPES[args.dtype], disabled)
-    if args.emit:
+    if args.emit is not None:
         try:
             save(model, args.emit)
         except OSError as error:

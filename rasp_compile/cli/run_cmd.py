@@ -13,17 +13,35 @@ from rich.table import Table
 from ..forward import can_complete, complete, predict
 from ..model import Model
 from . import accuracy, flops_report, score, trace_report
+from .compile_cmd import file_name
 from .common import CliError, Parser, load_model, make_console, positive_int, print_json, run_edge
 from .tokens import join_tokens, split_input, value_text
 
+DEFAULT_STEPS = 10
+USAGE = """%(prog)s WEIGHTS INPUT [--steps N] [--json]
+       %(prog)s WEIGHTS --accuracy [--samples N] [--seed S] [--json]
+       %(prog)s WEIGHTS --score TEXT [--skip K] [--json]
+       %(prog)s WEIGHTS INPUT --flops [--json]
+       %(prog)s WEIGHTS INPUT --trace [--json]"""
+
+
+class IntermixedParser(Parser):
+    """Options may stand before, between or after WEIGHTS and INPUT (`rasp-run aab.npz --steps 3 aa`):
+    plain parse_args matches every positional in the first run of them, and leaves `aa` over."""
+
+    def parse_args(self, args=None, namespace=None):
+        return self.parse_intermixed_args(args, namespace)
+
 
 def build_parser() -> Parser:
-    parser = Parser(prog="rasp-run", description="Run a compiled model, or report on it.")
-    parser.add_argument("weights", metavar="WEIGHTS", help="a .npz weights file, or a .rasp program")
+    parser = IntermixedParser(prog="rasp-run", usage=USAGE, description="Run a compiled model, or report on it.")
+    # Both positionals are optional to argparse and checked by _run: argparse reports a missing
+    # positional before an unknown flag, so `rasp-run --bogus` would not name --bogus.
+    parser.add_argument("weights", metavar="WEIGHTS", nargs="?", type=file_name, help="a .npz weights file, or a .rasp program")
     parser.add_argument("input", metavar="INPUT", nargs="?",
                         help="the input: characters, or whitespace-separated tokens")
-    parser.add_argument("--steps", type=positive_int, default=10, metavar="N",
-                        help="tokens to complete, for a causal model (default 10)")
+    parser.add_argument("--steps", type=positive_int, metavar="N",
+                        help=f"tokens to complete, for a model that completes (default {DEFAULT_STEPS})")
     reports = parser.add_mutually_exclusive_group()
     reports.add_argument("--accuracy", action="store_true",
                          help="compare the model with the reference interpreter (no INPUT)")
@@ -47,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    if args.weights is None:
+        raise CliError("rasp-run: error: WEIGHTS is required (see --help)")
     takes_input = not (args.accuracy or args.score is not None)
     if takes_input and args.input is None:
         raise CliError("rasp-run: error: INPUT is required (see --help)")
@@ -59,13 +79,30 @@ def _run(args) -> int:
                                   progress=not args.json and make_console().is_terminal)
         return _show(args, report, accuracy.render)
     if args.score is not None:
+        _needs_completion(model, "--score")
         return _show(args, score.measure(model, split_input(model, args.score), args.skip), score.render)
     tokens = split_input(model, args.input)
     if args.flops:
         return _show(args, flops_report.measure(model, args.weights, tokens), flops_report.render)
     if args.trace:
         return _show(args, trace_report.measure(model, tokens), trace_report.render)
-    return _show(args, outputs(model, tokens, args.steps), render_outputs)
+    if args.steps is not None:
+        _needs_completion(model, "--steps")
+    return _show(args, outputs(model, tokens, args.steps or DEFAULT_STEPS), render_outputs)
+
+
+def _needs_completion(model: Model, flag: str) -> None:
+    """CliError saying why, unless the model predicts its own next token (forward.can_complete)."""
+    if can_complete(model):
+        return
+    if not model.meta["causal"]:
+        why = "is not causal"
+    elif model.meta["output"]["encoding"] != "categorical":
+        why = "has a numerical output"
+    else:
+        why = "outputs values outside its vocab"
+    raise CliError(f"error: {flag} needs a model that completes sequences (causal, its outputs "
+                   f"tokens of its own vocab); this one {why}")
 
 
 def _show(args, report: dict, render) -> int:
@@ -76,7 +113,7 @@ def _show(args, report: dict, render) -> int:
     return 0
 
 
-def outputs(model: Model, tokens: list, steps: int) -> dict:
+def outputs(model: Model, tokens: list, steps: int = DEFAULT_STEPS) -> dict:
     """The completion (a completing model) or the output at each position (any other)."""
     if can_complete(model):
         continuation = complete(model, tokens, steps=steps)

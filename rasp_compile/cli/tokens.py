@@ -25,8 +25,14 @@ def value_text(value) -> str:
 
 
 def vocab_text(model: Model) -> str:
-    """The input vocab as `{a, b}`."""
-    return "{" + ", ".join(value_text(token) for token in input_vocab(model)) + "}"
+    """The input vocab as `{a, b}`, for messages: control characters escaped, so one line stays one."""
+    return "{" + ", ".join(_escaped(value_text(token)) for token in input_vocab(model)) + "}"
+
+
+def _escaped(text: str) -> str:
+    """`text` with each unprintable character (newline, tab, other controls, line separators) written
+    as Python writes it in a string literal: `\\n`, `\\t`, `\\x00`, `\\u2028`."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def single_characters(model: Model) -> bool:
