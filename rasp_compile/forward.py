@@ -8,6 +8,10 @@ Parameters are named after the weight keys, so the nested params splat straight 
 On top of it: `logits` (ids in, logits out), `encode` (tokens to ids), `predict` (tokens in, one
 value per token out), `complete` (a decoder's continuation) and `trace` (every residual stream
 and attention pattern, for reports).
+
+`logits` and `trace` run under `np.errstate(all="ignore")` and then check what they return: weights
+that are finite but huge (1e30 in float32) overflow to inf/NaN, and that is a `WeightsError`
+(one line, no NumPy warnings), never garbage predictions.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, WeightsError
 from .ir import Value
 from .model import Model, token_key
 
@@ -114,33 +118,50 @@ def _check_ids(model: Model, ids: np.ndarray) -> None:
         raise InputError(f"ids must lie in 0..{len(model.meta['vocab']) - 1}")
 
 
+def _check_finite(*arrays) -> None:
+    """`WeightsError` unless every array is finite. (`np.asarray`: an instrumented ndarray
+    subclass, as tests/instrumented_forward.py uses, does not count the check as model FLOPs.)"""
+    if not all(np.all(np.isfinite(np.asarray(array))) for array in arrays):
+        raise WeightsError("the model's activations overflow (inf/NaN) on this input")
+
+
 def logits(model: Model, ids: np.ndarray) -> np.ndarray:  # [batch, n] -> [batch, n, n_out]
-    """The logits at every position; `ids` include BOS when the model has one (see `encode`)."""
+    """The logits at every position; `ids` include BOS when the model has one (see `encode`).
+
+    `WeightsError` when they are not finite (the weights overflow the dtype). The logits suffice:
+    the residual stream only accumulates, so an inf/NaN in it reaches every logit, while an
+    overflow that never reaches it (a -inf pre-activation relu zeroes) is harmless."""
     ids = np.asarray(ids)
     _check_ids(model, ids)
-    return gpt(ids, **model.nested(), **_hparams(model))
+    with np.errstate(all="ignore"):
+        out = gpt(ids, **model.nested(), **_hparams(model))
+    _check_finite(out)
+    return out
 
 
 def trace(model: Model, ids: np.ndarray) -> list[dict]:
     """Per block: "after_attn" and "after_mlp" [batch, n, d_model] (the residual stream after each
     sub-layer; equal when the sub-layer is absent) and "attn_patterns" [batch, head, n, n] (empty
-    along `head` when the block has no attention)."""
+    along `head` when the block has no attention). `WeightsError` when the embedding or any of
+    these is not finite."""
     ids = np.asarray(ids)
     _check_ids(model, ids)
     hparams = _hparams(model)
-    x = model.params["wte"][ids] + model.params["wpe"][: ids.shape[1]]  # [batch, n, d_model]
-    mask = causal_mask(ids.shape[1], x.dtype) if hparams["causal"] else None
-    steps = []
-    for block, n_head in zip(model.blocks(), hparams["n_heads"]):
-        kwargs = {"n_head": n_head, "causal": hparams["causal"], "act": hparams["act"]}
-        if "attn" in block:
-            q, k, _ = qkv_heads(x, block["attn"]["c_attn"], n_head)
-            patterns = attention_pattern(q, k, mask)
-        else:
-            patterns = np.zeros((ids.shape[0], 0, ids.shape[1], ids.shape[1]), x.dtype)
-        after_attn = transformer_block(x, attn=block.get("attn"), **kwargs)
-        x = transformer_block(after_attn, mlp=block.get("mlp"), **kwargs)
-        steps.append({"after_attn": after_attn, "after_mlp": x, "attn_patterns": patterns})
+    with np.errstate(all="ignore"):
+        x = embedding = model.params["wte"][ids] + model.params["wpe"][: ids.shape[1]]  # [batch, n, d_model]
+        mask = causal_mask(ids.shape[1], x.dtype) if hparams["causal"] else None
+        steps = []
+        for block, n_head in zip(model.blocks(), hparams["n_heads"]):
+            kwargs = {"n_head": n_head, "causal": hparams["causal"], "act": hparams["act"]}
+            if "attn" in block:
+                q, k, _ = qkv_heads(x, block["attn"]["c_attn"], n_head)
+                patterns = attention_pattern(q, k, mask)
+            else:
+                patterns = np.zeros((ids.shape[0], 0, ids.shape[1], ids.shape[1]), x.dtype)
+            after_attn = transformer_block(x, attn=block.get("attn"), **kwargs)
+            x = transformer_block(after_attn, mlp=block.get("mlp"), **kwargs)
+            steps.append({"after_attn": after_attn, "after_mlp": x, "attn_patterns": patterns})
+    _check_finite(embedding, *(array for step in steps for array in step.values()))
     return steps
 
 

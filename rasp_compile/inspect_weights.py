@@ -57,9 +57,10 @@ def _position_labels(model: Model) -> tuple[str, ...]:
 
 def _output_labels(model: Model) -> tuple[str, ...]:
     output = model.meta["output"]
+    name = output.get("name") or "output"  # optional in meta: reports fall back to "output"
     if output["encoding"] == "numerical":
-        return (output["name"],)
-    return tuple(f"{output['name']}:{_value_text(v)}" for v in output["values"])
+        return (name,)
+    return tuple(f"{name}:{_value_text(v)}" for v in output["values"])
 
 
 def _head_labels(kinds: str, n_head: int, d_head: int) -> tuple[str, ...]:

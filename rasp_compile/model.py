@@ -8,6 +8,9 @@ Layer metadata and sub-layers: `meta.layers[i]` describes block i. A block has a
 when `n_head > 0` (then all four `attn` keys are present, of width 3·n_head·d_head), and an MLP
 exactly when `d_mlp > 0` (then all four `mlp` keys are present). `d_head` is ignored when
 `n_head` is 0 (write 0).
+
+`validate` is `check_structure` (meta, and every array's dtype and shape: nothing that reads array
+values, so the loader runs it on the .npy headers before reading any data) then `check_values`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ FORMAT = "rasp-compile/1"
 ACTIVATIONS = ("relu", "gelu")
 ENCODINGS = ("categorical", "numerical")
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+MAX_DIM = int(np.iinfo(np.intp).max)  # no array dimension can be longer, so no meta size may be either
+SHOWN_CHARS = 60  # a bad meta value is quoted in an error message up to this length
 
 SHAPE_HINTS = {
     "wte": " (one row per meta.vocab entry)",
@@ -128,8 +133,22 @@ def expected_shapes(model: Model) -> dict[str, tuple[int, ...]]:
 
 def validate(model: Model) -> None:
     """Raise `WeightsError` (one line, naming the problem) unless the model is safe to run."""
+    check_structure(model)
+    check_values(model)
+
+
+def check_structure(model: Model) -> None:
+    """`WeightsError` unless meta is well formed and every array has the key, dtype and shape meta
+    implies. Reads `.dtype` and `.shape` only, never array values."""
     _check_meta(model.meta)
     _check_arrays(model)
+
+
+def check_values(model: Model) -> None:
+    """`WeightsError` if an array holds NaN or infinity (run after `check_structure`)."""
+    for key, array in model.params.items():
+        if not np.all(np.isfinite(array)):
+            _fail(f"array {key!r} holds NaN or infinity")
 
 
 def _fail(message: str):
@@ -145,8 +164,12 @@ def token_key(value) -> tuple | None:
     true and 1, or "1" and 1, are two. None for anything that cannot be a token."""
     if isinstance(value, (str, bool)):
         return (type(value).__name__, value)
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        return ("number", float(value))
+    if isinstance(value, (int, float)):
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond float range (JSON allows 10**400)
+            return None
+        return ("number", number) if math.isfinite(number) else None
     return None
 
 
@@ -154,21 +177,35 @@ def _is_token(value) -> bool:
     return token_key(value) is not None
 
 
+def _is_size(value, least: int) -> bool:
+    """An integer from `least` up to MAX_DIM."""
+    return _is_int(value) and least <= value <= MAX_DIM
+
+
+def _shown(value) -> str:
+    """A meta value as JSON for an error message: one line, at most SHOWN_CHARS characters, even
+    for values too deep or too long to print whole."""
+    try:
+        text = json.dumps(value, default=repr)
+    except (ValueError, RecursionError):  # an int over 4300 digits; nesting deeper than the stack
+        return "a value too large to print"
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 3] + "..."
+
+
 def _require(meta: dict, field: str, check, what: str, where: str = "meta"):
     if field not in meta:
         _fail(f"{where} has no '{field}' field")
     if not check(meta[field]):
-        _fail(f"{where}.{field} must be {what}, got {json.dumps(meta[field], default=repr)}")
+        _fail(f"{where}.{field} must be {what}, got {_shown(meta[field])}")
     return meta[field]
 
 
 def _check_format(fmt: str) -> None:
     if fmt == FORMAT:
         return
-    newer = re.fullmatch(r"rasp-compile/(\d+)", fmt)
-    if newer and int(newer.group(1)) > 1:
-        _fail(f"made by a newer rasp-compile (format {fmt!r}; this version reads {FORMAT!r})")
-    _fail(f"unknown format {fmt!r} (expected {FORMAT!r})")
+    if re.fullmatch(r"rasp-compile/[1-9]\d*", fmt):  # a version other than 1 without leading zeros: > 1
+        _fail(f"made by a newer rasp-compile (format {_shown(fmt)}; this version reads {FORMAT!r})")
+    _fail(f"unknown format {_shown(fmt)} (expected {FORMAT!r})")
 
 
 def _check_meta(meta) -> None:
@@ -182,7 +219,7 @@ def _check_meta(meta) -> None:
     bos_id = _require(meta, "bos_id", lambda v: v is None or _is_int(v), "an integer or null")
     if bos_id is not None and not 0 <= bos_id < len(vocab):
         _fail(f"meta.bos_id {bos_id} is out of range for a vocab of {len(vocab)}")
-    _require(meta, "max_len", lambda v: _is_int(v) and v >= 1, "a positive integer")
+    _require(meta, "max_len", lambda v: _is_size(v, 1), "a positive integer (an array dimension)")
     _require(meta, "causal", lambda v: isinstance(v, bool), "true or false")
     _require(meta, "activation", lambda v: v in ACTIVATIONS, "one of " + "/".join(ACTIVATIONS))
     layers = _require(meta, "layers", lambda v: isinstance(v, list), "a list")
@@ -190,11 +227,13 @@ def _check_meta(meta) -> None:
         if not isinstance(layer, dict):
             _fail(f"meta.layers[{i}] must be an object")
         for field in ("n_head", "d_head", "d_mlp"):
-            _require(layer, field, lambda v: _is_int(v) and v >= 0, "a non-negative integer",
+            _require(layer, field, lambda v: _is_size(v, 0), "a non-negative integer (an array dimension)",
                      f"meta.layers[{i}]")
         if layer["n_head"] > 0 and layer["d_head"] == 0:
             _fail(f"meta.layers[{i}] has {layer['n_head']} heads of width 0")
     output = _require(meta, "output", lambda v: isinstance(v, dict), "an object")
+    if "name" in output:  # optional: reports fall back to "output"
+        _require(output, "name", lambda v: v is None or isinstance(v, str), "a string or null", "meta.output")
     encoding = _require(output, "encoding", lambda v: v in ENCODINGS, "one of " + "/".join(ENCODINGS),
                         "meta.output")
     if encoding == "categorical":
@@ -240,8 +279,6 @@ def _check_arrays(model: Model) -> None:
         if params[key].shape != shape:
             _fail(f"array {key!r} has shape {list(params[key].shape)}; expected {list(shape)}"
                   + _shape_hint(key))
-        if not np.all(np.isfinite(params[key])):
-            _fail(f"array {key!r} holds NaN or infinity")
     residual = model.meta.get("residual")
     if residual is not None and len(residual) != model.d_model:
         _fail(f"meta.residual labels {len(residual)} dimensions; d_model is {model.d_model}")

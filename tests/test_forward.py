@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 
 from model_zoo import handmade_module, model_variants, random_model, random_token_ids
 from rasp_compile import forward
-from rasp_compile.errors import InputError
+from rasp_compile.errors import InputError, WeightsError
 from rasp_compile.model import FORMAT, Model, astype, validate
 
 E = math.e
@@ -206,3 +207,28 @@ def test_handmade_model_agrees_with_the_interpreter_on_its_source():
     model = handmade_module().build()
     inputs = [list(t) for n in range(1, 6) for t in itertools.product("ab", repeat=n)]
     assert forward.predict(model, inputs) == evaluate_many(parse_program(model.meta["source"]), inputs)
+
+
+def overflowing_models() -> list[Model]:
+    """float32 models with finite weights whose numbers overflow: every weight times 1e30 (the
+    layers overflow), and an embedding whose wte + wpe overflows before any layer."""
+    huge = astype(random_model(0), np.float32)
+    huge = Model(huge.meta, {key: array * np.float32(1e30) for key, array in huge.params.items()})
+    embedding = astype(random_model(0, layers=()), np.float32)
+    embedding.params["wte"][:] = embedding.params["wpe"][:] = np.finfo(np.float32).max
+    return [huge, embedding]
+
+
+@pytest.mark.parametrize("model", overflowing_models(), ids=["layers", "embedding"])
+def test_overflow_is_a_weights_error_without_numpy_warnings(model):
+    from rasp_compile.cli import trace_report
+
+    ids = np.array([forward.encode(model, ["t0", "t1", "t2"])])
+    runs = {"logits": lambda: forward.logits(model, ids), "trace": lambda: forward.trace(model, ids),
+            "predict": lambda: forward.predict(model, [["t0", "t1", "t2"]]),
+            "rasp-run --trace": lambda: trace_report.measure(model, ["t0", "t1", "t2"])}
+    for name, run in runs.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a NumPy RuntimeWarning fails the test
+            with pytest.raises(WeightsError, match=r"overflow \(inf/NaN\)"):
+                run()

@@ -4,6 +4,7 @@ head h at columns h·D..(h+1)·D); for the printed entries, the model's own arra
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -110,3 +111,11 @@ def test_wide_matrices_continue_in_panels():
 def test_labels_that_do_not_match_the_shape_are_refused():
     with pytest.raises(ValueError, match="2 x 1 labels"):
         format_matrix("m", np.ones((2, 2)), ["a", "b"], ["c"])
+
+
+def test_a_model_without_an_output_name_labels_its_read_out_output(aab):
+    """meta.output.name is optional (model.validate): the unembed columns fall back to "output"."""
+    meta = {**aab.meta, "output": {k: v for k, v in aab.meta["output"].items() if k != "name"}}
+    nameless = dataclasses.replace(aab, meta=meta)
+    unembed = next(m for m in format_model(nameless).split("\n\n") if m.startswith("unembed "))
+    assert {column for _, column in table(unembed)} <= {f"output:{v}" for v in ("a", "b")}

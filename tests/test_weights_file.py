@@ -3,6 +3,7 @@ with a one-line WeightsError naming the problem."""
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from model_zoo import random_model
+from rasp_compile import weights_file
 from rasp_compile.errors import WeightsError
 from rasp_compile.model import Model, astype, n_nonzero, n_params, validate
 from rasp_compile.weights_file import load, save
@@ -76,6 +78,11 @@ def with_nan():
     return meta, arrays
 
 
+def with_output(**changes):
+    meta, arrays = good()
+    return {**meta, "output": {**meta["output"], **changes}}, arrays
+
+
 def with_layers(**changes):
     meta, arrays = good()
     layers = [dict(layer) for layer in meta["layers"]]
@@ -108,6 +115,14 @@ BAD_MODELS = {  # name: (meta and arrays, words the message must contain)
     "numerical n_out": (with_meta(output={"encoding": "numerical"}), "expected [6, 1]"),
     "duplicate vocab": (with_meta(vocab=["t0", "t0", "t2", "BOS"]), "holds a token twice"),
     "residual labels": (with_meta(residual=["a", "b"]), "meta.residual labels 2 dimensions"),
+    "format version of 5000 digits": (with_meta(format="rasp-compile/" + "9" * 5000),
+                                      "made by a newer rasp-compile"),
+    "vocab number beyond float": (with_meta(vocab=[10**400, "t1", "t2", "BOS"]),
+                                  "meta.vocab must be a non-empty list of strings or numbers"),
+    "max_len beyond any array": (with_meta(max_len=2**70), "meta.max_len must be a positive integer"),
+    "output name a list": (with_output(name=[1, 2]), "meta.output.name must be a string or null, got [1, 2]"),
+    "output name an object": (with_output(name={"a": 1}), "meta.output.name must be a string or null"),
+    "output name a number": (with_output(name=5), "meta.output.name must be a string or null, got 5"),
 }
 
 
@@ -155,6 +170,23 @@ def meta_as(value):
     return write
 
 
+def with_header(key, shape):
+    """A writer of a good file whose member `key` keeps its data, under a header claiming `shape`."""
+    def write(path):
+        save_good(path)
+        with zipfile.ZipFile(path) as archive:
+            members = {name: archive.read(name) for name in archive.namelist()}
+        array = np.lib.format.read_array(io.BytesIO(members[f"{key}.npy"]))
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            header, {**np.lib.format.header_data_from_array_1_0(array), "shape": shape})
+        members[f"{key}.npy"] = header.getvalue() + array.tobytes()
+        with zipfile.ZipFile(path, "w") as archive:
+            for name, data in members.items():
+                archive.writestr(name, data)
+    return write
+
+
 def no_meta(path):
     _, arrays = good()
     with open(path, "wb") as f:
@@ -175,6 +207,14 @@ BAD_FILES = {  # name: (writer of the bad file, words the message must contain)
     "meta not an object": (meta_as(np.array("[1, 2]")), "'meta' must be a JSON object"),
     "meta as bytes": (meta_as(np.array(b"{}")), "0-d unicode string"),
     "no meta": (no_meta, "no 'meta' entry"),
+    "meta nested 100,000 deep": (meta_as(np.array("[" * 100_000 + "]" * 100_000)),
+                                 "'meta' is not valid JSON"),
+    "meta number of 5000 digits": (meta_as(np.array('{"max_len": ' + "9" * 5000 + "}")),
+                                   "'meta' is not valid JSON"),
+    "header claims a huge shape": (with_header("wte", (100_000, 100_000)),
+                                   "array 'wte': its header describes 80,000,000,000 bytes of data"),
+    "header claims an empty array": (with_header("wte", (2**62, 0)),
+                                     "array 'wte' is unreadable: empty array"),
 }
 
 
@@ -193,3 +233,33 @@ def test_save_refuses_an_invalid_model(tmp_path):
     with pytest.raises(WeightsError, match="newer"):
         save(Model(meta, arrays), tmp_path / "out.npz")
     assert not (tmp_path / "out.npz").exists()
+
+
+def test_meta_values_too_large_to_print_are_refused_in_one_line():
+    meta, arrays = with_meta(max_len=10**5000)  # str() refuses ints over 4300 digits
+    with pytest.raises(WeightsError, match="max_len must be .*, got a value too large to print"):
+        validate(Model(meta, arrays))
+
+
+def test_shapes_are_checked_against_meta_before_any_data_is_read(tmp_path, monkeypatch):
+    meta, arrays = with_array("wte", np.zeros((4, 7)))  # d_model 7, while wpe and the rest have 6
+    write_npz(tmp_path / "bad.npz", meta, arrays)
+    read, read_array = [], np.lib.format.read_array
+    monkeypatch.setattr(np.lib.format, "read_array",
+                        lambda f, **kwargs: read.append(f.name) or read_array(f, **kwargs))
+    with pytest.raises(WeightsError, match="array 'wpe' has shape"):
+        load(tmp_path / "bad.npz")
+    assert read == ["meta.npy"]
+
+
+def test_arrays_over_the_memory_ceiling_are_refused_unread(tmp_path, monkeypatch):
+    # A decompression bomb: 3.2 MB of zeros deflate to a few kB. The real ceiling (1.6 GB) is
+    # lowered so that the test stays small; the check is the same.
+    meta, _ = good()
+    path = tmp_path / "bomb.npz"
+    with open(path, "wb") as f:
+        np.savez_compressed(f, meta=np.array(json.dumps(meta)), wte=np.zeros((4, 100_000)))
+    assert path.stat().st_size < 20_000
+    monkeypatch.setattr(weights_file, "MAX_MODEL_BYTES", 1_000_000)
+    with pytest.raises(WeightsError, match="the arrays would take over .* of memory"):
+        load(path)

@@ -55,10 +55,11 @@ def measure(model: Model, tokens: list) -> dict:
     ids = np.array([encode(model, tokens)])
     first = ids.shape[1] - len(tokens)  # 1 when position 0 is BOS
     groups = residual_groups(model)
+    steps = trace(model, ids)  # first: it refuses a model whose numbers overflow, embedding included
     x = model.params["wte"][ids[0]] + model.params["wpe"][: ids.shape[1]]  # [n, d_model]
     stages = [_stage("embedding", np.zeros_like(x), x, groups, first)]
     attention = []
-    for i, (layer, step) in enumerate(zip(model.meta["layers"], trace(model, ids))):
+    for i, (layer, step) in enumerate(zip(model.meta["layers"], steps)):
         for sublayer, key, present in (("attention", "after_attn", layer["n_head"]),
                                        ("MLP", "after_mlp", layer["d_mlp"])):
             if present:
