@@ -44,9 +44,9 @@ def compile(
     optionally at another max_len and without the optimisation passes named in `disabled`
     (see `OPTIMIZATIONS`)."""
     if isinstance(program, PathLike):
-        program = load_program(program)
+        program = load_program(program, max_len)  # checked at the max_len compiled, not its own
     elif isinstance(program, str):
-        program = parse_program(program)
+        program = parse_program(program, max_len=max_len)
     return compile_program(program, max_len=max_len, dtype=dtype, disabled=disabled)
 
 

@@ -3,6 +3,8 @@ with a message that says what was expected."""
 
 import pytest
 
+import rasp_compile
+
 from rasp_compile import ir
 from rasp_compile.errors import (
     RaspError,
@@ -174,6 +176,8 @@ def test_max_len_given_at_load_replaces_the_declared_one(tmp_path):
     with pytest.raises(RaspValueError, match="100,000 values"):
         load_program(path)
     assert load_program(path, max_len=8).max_len == 8
+    assert rasp_compile.compile(path, max_len=8).meta["max_len"] == 8  # the API's path and text forms too
+    assert rasp_compile.compile(path.read_text(), max_len=8).meta["max_len"] == 8
 
 
 @pytest.mark.parametrize(
