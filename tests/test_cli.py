@@ -185,6 +185,9 @@ def test_non_completing_model_prints_a_table_and_numbers_match_the_vocab(capsys)
     status, out, _ = run(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "1 2 3")
     assert status == 0 and "position" in out
     assert run_json(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "123")["output"] == [3, 2, 1]
+    assert run_json(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "3.0 1e0 2")["output"] == [2, 1, 3]
+    for unlike_a_program in ("+1", "1_0", "\u0663"):  # float() takes each; a program writes none of them
+        assert "is not in the vocab" in one_line_error(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", f"1 {unlike_a_program}")
     numbers = run_json(capsys, run_cmd.main, PROGRAMS / "frac_prevs.rasp", "xyyx")["output"]
     assert numbers == pytest.approx([1, 0.5, 1 / 3, 0.5], abs=1e-5)
 
@@ -294,7 +297,7 @@ def test_max_len_is_bounded_like_a_programs_own(capsys, tmp_path):
     grows without bound (10**8 ran for minutes, a 23-digit one hung)."""
     tiny = tmp_path / "tiny.rasp"  # quick to compile at any max_len: the bound is the flag's
     tiny.write_text("vocab {a, b}\nmax_len 2\noutput map(lambda t: t, tokens)\n")
-    for bad in (MAX_LEN_LIMIT + 1, "99999999999999999999999", 0, -3):
+    for bad in (MAX_LEN_LIMIT + 1, "99999999999999999999999", 0, -3, "5_0", " 5", "\u0665"):  # ٥, int() takes it
         err = one_line_error(capsys, compile_cmd.main, tiny, "--max-len", bad)
         assert err.startswith("rasp-compile: error: argument --max-len:") and f"{MAX_LEN_LIMIT:,}" in err
     assert run_json(capsys, compile_cmd.main, tiny, "--max-len", MAX_LEN_LIMIT)["program"]["max_len"] == MAX_LEN_LIMIT

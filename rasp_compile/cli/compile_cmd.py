@@ -29,10 +29,7 @@ SHOWN_VALUES = 6  # values listed per s-op before "…"
 
 def max_len_arg(text: str) -> int:
     """argparse type: a max_len the language accepts in a program, 1..MAX_LEN_LIMIT."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
+    value = int(text) if text.isascii() and text.isdigit() else 0  # not int()'s " 5", "5_0" or "٥"
     if not 1 <= value <= MAX_LEN_LIMIT:
         raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_LEN_LIMIT:,}, got {text!r}")
     return value

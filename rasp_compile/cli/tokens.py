@@ -7,6 +7,7 @@ booleans as `true` / `false`, none as `none`.
 from __future__ import annotations
 
 import math
+import re
 
 from ..errors import InputError
 from ..forward import input_vocab
@@ -62,11 +63,15 @@ def split_input(model: Model, text: str) -> list:
     return tokens
 
 
+NUMBER_TEXT = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", re.ASCII)
+"""A number as a program writes one (`3`, `-1`, `0.5`, and `1e3`): not `+1`, `1_0`, `inf` or
+other digits than 0-9, all of which Python's float() would take."""
+
+
 def _as_number(word: str) -> float | None:
-    try:
-        number = float(word)
-    except ValueError:
+    if not NUMBER_TEXT.fullmatch(word):
         return None
+    number = float(word)
     return number if math.isfinite(number) else None
 
 
