@@ -185,8 +185,8 @@ def test_non_completing_model_prints_a_table_and_numbers_match_the_vocab(capsys)
     status, out, _ = run(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "1 2 3")
     assert status == 0 and "position" in out
     assert run_json(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "123")["output"] == [3, 2, 1]
-    assert run_json(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "3.0 1e0 2")["output"] == [2, 1, 3]
-    for unlike_a_program in ("+1", "1_0", "\u0663"):  # float() takes each; a program writes none of them
+    assert run_json(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "3.0 1 2")["output"] == [2, 1, 3]
+    for unlike_a_program in ("+1", "1e0", "1_0", "\u0663"):  # float() takes each; a program writes none of them
         assert "is not in the vocab" in one_line_error(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", f"1 {unlike_a_program}")
     numbers = run_json(capsys, run_cmd.main, PROGRAMS / "frac_prevs.rasp", "xyyx")["output"]
     assert numbers == pytest.approx([1, 0.5, 1 / 3, 0.5], abs=1e-5)

@@ -63,9 +63,9 @@ def split_input(model: Model, text: str) -> list:
     return tokens
 
 
-NUMBER_TEXT = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", re.ASCII)
-"""A number as a program writes one (`3`, `-1`, `0.5`, and `1e3`): not `+1`, `1_0`, `inf` or
-other digits than 0-9, all of which Python's float() would take."""
+NUMBER_TEXT = re.compile(r"-?(\d+\.?\d*|\.\d+)", re.ASCII)
+"""A number as a program writes one (`3`, `-1`, `0.5`): not `+1`, `1_0`, `1e3`, `inf` or digits
+other than 0-9, all of which Python's float() would take."""
 
 
 def _as_number(word: str) -> float | None:
