@@ -168,3 +168,17 @@ def test_moderate_numbers_stay_accepted_in_float32():
     inputs = [[rng.choice("ab") for _ in range(rng.randint(1, 32))] for _ in range(40)]
     bad, checked = disagreements(model, program, inputs)
     assert checked == len(inputs) and bad == []
+
+
+def test_a_fraction_read_as_its_nearest_value_keeps_its_margin_in_float32():
+    """The running fraction of a 64-position causal program, output categorically: its values are
+    2.4e-4 apart, so the nearest-value read-out's logits (c^2/g^2 ~ 1e7) lose their margin of 1
+    to float32 rounding (41/55 read as 38/51); the one-hot read-out is used instead."""
+    program = parse_program(
+        "vocab {0, 1}\nmax_len 64\ncausal\n"
+        "output map(lambda x: x, numerical(aggregate(select(tokens, tokens, true), numerical(tokens))))\n"
+    )
+    model = compile_program(program)
+    inputs = [[1] * k + [0] * (n - k) for n in (55, 64) for k in range(n + 1)]
+    bad, checked = disagreements(model, program, inputs)
+    assert checked == len(inputs) and bad == []

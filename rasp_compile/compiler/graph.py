@@ -273,8 +273,11 @@ def _readout(output: Var, writer: Op, ops: list[Op], enabled: frozenset) -> Read
             return readout
     numbers = not output.may_be_none and all(map(is_number, output.values))
     if isinstance(writer, TableMLP | NumericMLP) and numbers and "number-readout" in enabled:
-        writer.out = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)  # the number, not its one-hot
-        return nearest_value_readout(writer.out, list(output.values))
+        number = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)  # the number, not its one-hot
+        readout = nearest_value_readout(number, list(output.values))
+        if readout is not None:
+            writer.out = number
+            return readout
     return plain_readout(output)
 
 

@@ -24,6 +24,8 @@ from .ops import TableMLP, Var
 MARGIN = 0.5
 PASSES = 200
 MAX_ROWS = 4096
+NEAREST_VALUE_ROUNDINGS = 8  # of each logit's largest term, for the nearest-value read-out
+FLOAT32_UNIT_ROUNDOFF = 2.0**-24  # the read-out is chosen before the dtype: float32, the coarser
 
 
 @dataclass
@@ -49,14 +51,22 @@ def plain_readout(output: Var) -> Readout:
     return Readout((output,), classes, weights, bias)
 
 
-def nearest_value_readout(number: Var, classes: list) -> Readout:
+def nearest_value_readout(number: Var, classes: list) -> Readout | None:
     """Classes that are numbers, read from one numerical dimension w holding one of them:
     logit_c = (2 c w - c^2) / g^2, where g is the smallest gap between classes. Up to the
     term -w^2/g^2, common to every class, that is -(w - c)^2 / g^2: the nearest class wins,
-    by at least 1 at any w that is a class. One dimension instead of a one-hot."""
+    by at least 1 at any w that is a class. One dimension instead of a one-hot.
+
+    None when float32 cannot keep that margin: the logits' terms reach 3 c^2/g^2 and are
+    rounded (stored, multiplied, summed) to a few u of that, so the margin of 1 holds only
+    while NEAREST_VALUE_ROUNDINGS * u * 3 c_max^2 / g^2 stays below 1/4. The running fraction of
+    a 64-position causal program (g ~ 2.4e-4) does not: its one-hot read-out is used instead."""
     centres = np.array([float(c) for c in classes])
     gaps = np.diff(np.sort(centres))
     scale = 1.0 / (gaps.min() ** 2) if len(gaps) else 1.0
+    largest_term = 3 * float(np.max(centres**2, initial=0.0)) * scale
+    if NEAREST_VALUE_ROUNDINGS * FLOAT32_UNIT_ROUNDOFF * largest_term > 0.25:
+        return None
     return Readout((number,), classes, (2 * centres * scale)[None, :], -(centres**2) * scale)
 
 
