@@ -8,7 +8,9 @@ import itertools
 import random
 from pathlib import Path
 
-from rasp_compile.compiler import compile_program
+import numpy as np
+
+from rasp_compile.compiler import compile_program, readout
 from rasp_compile.frontend import parse_program
 
 from differential import disagreements
@@ -95,3 +97,14 @@ def test_sort_widths_are_interpolated_with_one_unit_per_value():
     through 21 values (20 units) instead of 20 flat steps (40 units)."""
     assert _sort_at_20().meta["layers"][0]["d_mlp"] == 40
     assert _sort_at_20(["interpolated-steps"]).meta["layers"][0]["d_mlp"] == 80
+
+
+def test_the_linear_read_out_search_gives_up_within_its_budget():
+    """A table of 4,096 rows and as many classes (two widths at max_len 63) took 20 s of
+    perceptron passes that failed anyway; the search now stops after CLASS_UPDATES row-class
+    scores, and the table keeps its MLP."""
+    rows = np.eye(64)[np.arange(4096) % 64]
+    with_budget = readout._perceptron(rows, np.arange(4096), 4096)
+    assert with_budget is None
+    small = readout._perceptron(np.eye(3), np.array([0, 1, 2]), 3)  # what the budget leaves alone
+    assert small is not None and (np.argmax(np.eye(3) @ small, axis=1) == [0, 1, 2]).all()
