@@ -182,3 +182,30 @@ def test_a_fraction_read_as_its_nearest_value_keeps_its_margin_in_float32():
     inputs = [[1] * k + [0] * (n - k) for n in (55, 64) for k in range(n + 1)]
     bad, checked = disagreements(model, program, inputs)
     assert checked == len(inputs) and bad == []
+
+
+@pytest.mark.parametrize("body", ["x * x", "4 * x * (1 - x)"])
+def test_a_smooth_numerical_map_of_a_fraction_stays_within_tolerance_at_max_len_64(body: str):
+    """Flat steps over the ~1,300 fractions of a 64-position mean round to ~1e-4 (their units on
+    the inexact side are ~|x - t|/d, summed); the polyline's units are only |x - p| and its
+    slope passes on a leak of 1e-6 at most 4-fold, so the numerical answer takes the polyline."""
+    program = parse_program(
+        "vocab {a, b}\nmax_len 64\ncausal\n"
+        'm = numerical(aggregate(select(tokens, tokens, true), numerical(tokens == "a")))\n'
+        f"output numerical(map(lambda x: {body}, m))\n"
+    )
+    model = compile_program(program)
+    inputs = [["a"] * k + ["b"] * (64 - k) for k in range(65)] + [["b"], ["a"]]
+    bad, checked = disagreements(model, program, inputs)
+    assert checked == len(inputs) and bad == []
+
+
+def test_a_numerical_map_that_jumps_keeps_flat_steps():
+    """round(3x) changes in 3 jumps, each steeper than any leak allows the polyline: steps stay."""
+    program = parse_program(
+        "vocab {a, b}\nmax_len 64\n"
+        'm = numerical(aggregate(select(indices, indices, <=), numerical(tokens == "a")))\n'
+        "output numerical(map(lambda x: round(3 * x), m))\n"
+    )
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    assert not any(isinstance(op, NumericMLP) and op.interpolated for op in graph.ops)

@@ -254,7 +254,7 @@ def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) 
     readout = _readout(output, builder.writer[output], builder.ops, enabled)
     ops = _live_ops(builder.ops, readout.inputs)
     if "interpolated-steps" in enabled:
-        choose_interpolated_steps(ops, readout.inputs)
+        choose_interpolated_steps(ops, readout)
     set_amplification(ops, readout.inputs)
     if {"head-features", "prune"} <= enabled:  # the fold pays only once pruning drops what it replaced
         ops = fold_head_features(ops, readout.inputs, builder.feature_var, builder.writer.get)

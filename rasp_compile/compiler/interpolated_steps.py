@@ -26,9 +26,10 @@ from itertools import product
 import numpy as np
 
 from .. import ir
-from .margins import INTERPOLATED_SCORE_ERROR, smallest_gap
-from .numeric_mlp import interpolation_error
+from .margins import CATEGORICAL_LEAK, INTERPOLATED_SCORE_ERROR, smallest_gap
+from .numeric_mlp import interpolation_error, step_output_error
 from .ops import Attend, NumericMLP, Op, Var, readers_of
+from .readout import Readout
 from .precision import ROUNDINGS, carried_magnitudes, unit_roundoff
 from .scores import CONSTANT
 
@@ -36,13 +37,16 @@ MAX_QUERY_ASSIGNMENTS = 10_000
 """The reader's other side is enumerated value by value up to this many combinations."""
 
 
-def choose_interpolated_steps(ops: list[Op], read_out: tuple[Var, ...]) -> None:
+def choose_interpolated_steps(ops: list[Op], readout: Readout) -> None:
     """Mark the NumericMLPs that may interpolate and tighten their input heads' windows."""
     readers = readers_of(ops)
     writer = {op.out: op for op in ops}
     carried = carried_magnitudes(ops)
     for op in ops:
-        if not isinstance(op, NumericMLP) or op.out.encoding != ir.CATEGORICAL or op.out in read_out:
+        if isinstance(op, NumericMLP) and op.out in readout.inputs and readout.classes is None:
+            op.interpolated = _interpolation_is_closer(op)
+            continue
+        if not isinstance(op, NumericMLP) or op.out.encoding != ir.CATEGORICAL or op.out in readout.inputs:
             continue
         head = writer.get(op.input)
         if not isinstance(head, Attend) or not readers.get(op.out):
@@ -98,3 +102,14 @@ def _score_bound(var: Var, reader: Op) -> float | None:
         total = sum(abs(sum(a for f, a in form.items() if f in active)) * w for form, w in zip(other, weight))
         worst = max(worst, total)
     return worst
+
+
+def _interpolation_is_closer(op: NumericMLP) -> bool:
+    """For a numerical answer: whether the polyline's float32 error, plus its input's leak
+    (CATEGORICAL_LEAK) times its steepest slope, is below the flat steps' rounding."""
+    points = op.input.values
+    answers = [float(op.fn(p)) for p in points]
+    encoded = [np.array([a]) for a in answers]
+    rounding = min(interpolation_error(points, encoded, rising) for rising in (True, False))
+    steepest = max((abs(b - a) / (q - p) for p, q, a, b in zip(points, points[1:], answers, answers[1:])), default=0.0)
+    return rounding + steepest * CATEGORICAL_LEAK < step_output_error(points, answers)

@@ -75,6 +75,26 @@ def step_error(points: tuple) -> float:
     return worst * 2.0**-22
 
 
+def step_output_error(points: tuple, answers: list) -> float:
+    """A bound on the float32 error of `step_mlp` writing a number: `answers[i]` at `points[i]`.
+
+    Every step on its inexact side (numeric_mlp docstring) has two units of about |x - t|/d each,
+    whose difference is 1: the output sums them, weighted by the step's change, and the hidden
+    layer rounds x/d - t/d. Over hundreds of steps (the fraction of a 64-position mean) this
+    reaches 1e-4, which a numerical answer shows; summed here at every input value."""
+    x = np.asarray(points, dtype=float)
+    changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
+    low, high = x[:-1][changes], x[1:][changes]
+    change = np.abs(np.subtract(answers[1:], answers[:-1], dtype=float))[changes]
+    threshold, half_width = (low + high) / 2, (high - low) / 2
+    exact_below = threshold - x[0] > x[-1] - threshold  # step_mlp's choice of side
+    inexact = (x[:, None] > threshold[None, :]) == exact_below[None, :]  # [input value, step]
+    distance = np.abs(x[:, None] - threshold[None, :]) / half_width
+    size = 2 * distance + 2 + (np.abs(x)[:, None] + np.abs(threshold)[None, :]) / half_width
+    worst = float(np.max(np.sum(np.where(inexact, change * size, 0.0), axis=1), initial=0.0))
+    return worst * 2.0**-24
+
+
 def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
     """The same function as `step_mlp` at every input value, with one hidden unit per value
     instead of two per step, but not flat between values: the line through neighbouring values.
@@ -108,11 +128,13 @@ def interpolation_error(points: tuple, encoded: list, rising: bool) -> float:
 
 def _rounding(points: tuple, kinks: list, rising: bool) -> float:
     """interpolation_error for kinks already computed."""
-    worst = 0.0
-    for x in points:
-        firing = [np.abs(c) * (abs(x) + abs(p)) for p, c in kinks if (x > p if rising else x < p)]
-        if firing:
-            worst = max(worst, float(np.max(np.sum(firing, axis=0))))
+    if not kinks:
+        return 0.0
+    x = np.asarray(points, dtype=float)[:, None]
+    at = np.array([p for p, _ in kinks])[None, :]
+    weights = np.abs(np.array([c for _, c in kinks]))  # [kink, output coordinate]
+    firing = (x > at) if rising else (x < at)  # [input value, kink]
+    worst = float(np.max(np.where(firing, np.abs(x) + np.abs(at), 0.0) @ weights))
     return worst * 2.0**-22
 
 
