@@ -184,15 +184,17 @@ def test_a_fraction_read_as_its_nearest_value_keeps_its_margin_in_float32():
     assert checked == len(inputs) and bad == []
 
 
-@pytest.mark.parametrize("body", ["x * x", "4 * x * (1 - x)"])
-def test_a_smooth_numerical_map_of_a_fraction_stays_within_tolerance_at_max_len_64(body: str):
+@pytest.mark.parametrize("body, after", [("x * x", None), ("4 * x * (1 - x)", None), ("x * x", "v * 3 - 2")])
+def test_a_smooth_numerical_map_of_a_fraction_stays_within_tolerance_at_max_len_64(body: str, after: str):
     """Flat steps over the ~1,300 fractions of a 64-position mean round to ~1e-4 (their units on
     the inexact side are ~|x - t|/d, summed); the polyline's units are only |x - p| and its
-    slope passes on a leak of 1e-6 at most 4-fold, so the numerical answer takes the polyline."""
+    slope passes on a leak of 1e-6 at most 4-fold, so the numerical answer, or the map whose
+    linear map (`after`, folded) is the answer, takes the polyline."""
     program = parse_program(
         "vocab {a, b}\nmax_len 64\ncausal\n"
         'm = numerical(aggregate(select(tokens, tokens, true), numerical(tokens == "a")))\n'
-        f"output numerical(map(lambda x: {body}, m))\n"
+        f"y = numerical(map(lambda x: {body}, m))\n"
+        + ("output y\n" if after is None else f"output numerical(map(lambda v: {after}, y))\n")
     )
     model = compile_program(program)
     inputs = [["a"] * k + ["b"] * (64 - k) for k in range(65)] + [["b"], ["a"]]

@@ -28,7 +28,7 @@ import numpy as np
 from .. import ir
 from .margins import CATEGORICAL_LEAK, INTERPOLATED_SCORE_ERROR, smallest_gap
 from .numeric_mlp import interpolation_error, step_output_error
-from .ops import Attend, NumericMLP, Op, Var, readers_of
+from .ops import Attend, Linear, NumericMLP, Op, Var, readers_of
 from .readout import Readout
 from .precision import ROUNDINGS, carried_magnitudes, unit_roundoff
 from .scores import CONSTANT
@@ -42,8 +42,9 @@ def choose_interpolated_steps(ops: list[Op], readout: Readout) -> None:
     readers = readers_of(ops)
     writer = {op.out: op for op in ops}
     carried = carried_magnitudes(ops)
+    answer = set(readout.inputs) if readout.classes is None else set()  # a numerical answer's variables
     for op in ops:
-        if isinstance(op, NumericMLP) and op.out in readout.inputs and readout.classes is None:
+        if isinstance(op, NumericMLP) and op.out.encoding == ir.NUMERICAL and _only_answers(op.out, readers, answer):
             op.interpolated = _interpolation_is_closer(op)
             continue
         if not isinstance(op, NumericMLP) or op.out.encoding != ir.CATEGORICAL or op.out in readout.inputs:
@@ -102,6 +103,14 @@ def _score_bound(var: Var, reader: Op) -> float | None:
         total = sum(abs(sum(a for f, a in form.items() if f in active)) * w for form, w in zip(other, weight))
         worst = max(worst, total)
     return worst
+
+
+def _only_answers(var: Var, readers: dict, answer: set) -> bool:
+    """Whether `var` is the numerical answer, or read only by linear maps that are (x*x + 1)."""
+    if var in answer:
+        return True
+    reading = readers.get(var, [])
+    return bool(reading) and all(isinstance(r, Linear) and r.out in answer for r in reading)
 
 
 def _interpolation_is_closer(op: NumericMLP) -> bool:
