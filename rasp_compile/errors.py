@@ -7,6 +7,8 @@ prints `format_error(...)` and exits 1. Problems with inputs or weight files (no
 
 from __future__ import annotations
 
+import os
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
@@ -100,3 +102,15 @@ def recursion_refused(loc: Loc | None) -> Iterator[None]:
             "(it reached Python's recursion limit); shorten the chain",
             loc,
         ) from None
+
+
+def special_file(path) -> str | None:
+    """What `path` is when it exists but is no regular file (a FIFO would block a read until
+    someone writes to it, a device may never end): "a directory", "a FIFO", ...; else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing or unreadable: the open that follows says which
+    if stat.S_ISREG(mode):
+        return None
+    return "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"

@@ -10,7 +10,7 @@ import dataclasses
 from pathlib import Path
 
 from . import infer, ir
-from .errors import InputError, recursion_refused
+from .errors import InputError, recursion_refused, special_file
 from .lower import lower
 from .parse import parse
 
@@ -30,6 +30,9 @@ def parse_program(text: str, filename: str = "<program>", max_len: int | None = 
 def load_program(path: str | Path, max_len: int | None = None) -> ir.Program:
     """`parse_program` of a UTF-8 file (a byte-order mark is skipped); InputError (one line) if
     the file cannot be read."""
+    special = special_file(path)
+    if special:
+        raise InputError(f"{path}: {special}, not a program file")
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except FileNotFoundError:

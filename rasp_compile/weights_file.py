@@ -23,7 +23,7 @@ from typing import Iterator
 import numpy as np
 
 from .compiler.budget import MAX_PARAMETERS
-from .errors import WeightsError
+from .errors import WeightsError, special_file
 from .model import Model, check_structure, check_values, validate
 
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with members / an empty zip
@@ -47,6 +47,9 @@ def save(model: Model, path: str | os.PathLike) -> None:
 
 
 def _check_is_npz(path: str | os.PathLike) -> None:
+    special = special_file(path)
+    if special:
+        raise WeightsError(f"{path}: {special}, not an .npz weights file")
     try:
         with open(path, "rb") as f:
             magic = f.read(6)

@@ -342,3 +342,17 @@ def test_score_and_steps_need_a_model_that_completes(capsys):
     assert err.startswith("error: --score needs a model that completes sequences") and "numerical output" in err
     err = one_line_error(capsys, run_cmd.main, PROGRAMS / "reverse.rasp", "123", "--steps", 3)
     assert err.startswith("error: --steps needs a model that completes sequences") and "not causal" in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
+def test_a_fifo_or_a_directory_is_refused_without_reading_it(capsys, tmp_path):
+    """Opening a FIFO for reading waits for a writer: `rasp-run PIPE aa` used to hang forever."""
+    weights, program = tmp_path / "pipe.npz", tmp_path / "pipe.rasp"
+    os.mkfifo(weights)
+    os.mkfifo(program)
+    assert one_line_error(capsys, run_cmd.main, weights, "aa") == f"error: {weights}: a FIFO, not an .npz weights file\n"
+    assert one_line_error(capsys, compile_cmd.main, program) == f"error: {program}: a FIFO, not a program file\n"
+    folder = tmp_path / "folder.rasp"
+    folder.mkdir()
+    assert "a directory, not a program file" in one_line_error(capsys, compile_cmd.main, folder)
+    assert "a directory, not an .npz weights file" in one_line_error(capsys, run_cmd.main, tmp_path, "aa")
