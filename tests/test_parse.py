@@ -192,5 +192,5 @@ def test_load_program(tmp_path: Path):
     (tmp_path / "latin1.rasp").write_bytes(b"vocab {\xe9}\n")
     with pytest.raises(InputError, match="not UTF-8"):
         load_program(tmp_path / "latin1.rasp")
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="a directory, not a program file"):
         load_program(tmp_path)
