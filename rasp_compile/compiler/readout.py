@@ -20,13 +20,13 @@ import numpy as np
 
 from .. import ir
 from .ops import TableMLP, Var
+from .precision import unit_roundoff
 
 MARGIN = 0.5
 PASSES = 200
 MAX_ROWS = 4096
 CLASS_UPDATES = 20_000_000  # passes x rows x classes at most (about a second), then give up
 NEAREST_VALUE_ROUNDINGS = 8  # of each logit's largest term, for the nearest-value read-out
-FLOAT32_UNIT_ROUNDOFF = 2.0**-24  # the read-out is chosen before the dtype: float32, the coarser
 
 
 @dataclass
@@ -66,7 +66,7 @@ def nearest_value_readout(number: Var, classes: list) -> Readout | None:
     gaps = np.diff(np.sort(centres))
     scale = 1.0 / (gaps.min() ** 2) if len(gaps) else 1.0
     largest_term = 3 * float(np.max(centres**2, initial=0.0)) * scale
-    if NEAREST_VALUE_ROUNDINGS * FLOAT32_UNIT_ROUNDOFF * largest_term > 0.25:
+    if NEAREST_VALUE_ROUNDINGS * unit_roundoff(np.float32) * largest_term > 0.25:  # chosen before the dtype
         return None
     return Readout((number,), classes, (2 * centres * scale)[None, :], -(centres**2) * scale)
 
