@@ -52,7 +52,7 @@ def step_mlp(op: NumericMLP, layout: Layout) -> MLP:
         threshold = (points[i] + points[i - 1]) / 2
         # +1: G = relu(u + 1/2) - relu(u - 1/2), exact below; -1: G = 1 - relu(-u + 1/2) +
         # relu(-u - 1/2), exact above; u = (x - t)/d. Exact on the longer side (docstring).
-        side = 1.0 if threshold - points[0] > points[-1] - threshold else -1.0
+        side = 1.0 if exact_below(points, threshold) else -1.0
         if side < 0:
             constant += change
         for offset, sign in ((0.5, 1.0), (-0.5, -1.0)):
@@ -63,6 +63,12 @@ def step_mlp(op: NumericMLP, layout: Layout) -> MLP:
     w_in[x_dim, :] = columns_in
     w_out = np.array(rows_out).reshape(len(biases), layout.d_model)
     return MLP(w_in, np.array(biases), w_out, constant)
+
+
+def exact_below(points: tuple, threshold):
+    """step_mlp's side for a step at `threshold` (a number or an array of them): exact below it
+    when more of the values' range lies below, else mirrored, exact above."""
+    return threshold - points[0] > points[-1] - threshold
 
 
 def step_error(points: tuple) -> float:
@@ -87,8 +93,7 @@ def step_output_error(points: tuple, answers: list) -> float:
     low, high = x[:-1][changes], x[1:][changes]
     change = np.abs(np.subtract(answers[1:], answers[:-1], dtype=float))[changes]
     threshold, half_width = (low + high) / 2, (high - low) / 2
-    exact_below = threshold - x[0] > x[-1] - threshold  # step_mlp's choice of side
-    inexact = (x[:, None] > threshold[None, :]) == exact_below[None, :]  # [input value, step]
+    inexact = (x[:, None] > threshold[None, :]) == exact_below(points, threshold)[None, :]  # [input value, step]
     distance = np.abs(x[:, None] - threshold[None, :]) / half_width
     size = 2 * distance + 2 + (np.abs(x)[:, None] + np.abs(threshold)[None, :]) / half_width
     worst = float(np.max(np.sum(np.where(inexact, change * size, 0.0), axis=1), initial=0.0))
