@@ -50,6 +50,12 @@ NUM_PAIR_MAPS = [
     ("x - 2 * y", lambda x, y: x - 2 * y),
     ("x * y", lambda x, y: x * y),
 ]
+MIXED_PAIR_MAPS = [  # n a number, c a categorical int: affine in n for each c (gated-linear) or not
+    ("n * c", lambda n, c: n * c),
+    ("n * c - c", lambda n, c: n * c - c),
+    ("n if c > 1 else 1 - n", lambda n, c: n if c > 1 else 1 - n),
+    ("n * n + c", lambda n, c: n * n + c),
+]
 INT_PREDICATES = [
     ("k == q - 1", lambda k, q: k == q - 1),
     ("(k + q) % 2 == 0", lambda k, q: (k + q) % 2 == 0),
@@ -137,9 +143,19 @@ def _step(c: Chooser, pool: _Pool, causal: bool) -> None:
             pool.nums.append(ir.numerical(ir.Map(_fn(text, call), x)))
         else:  # numerical -> categorical (steps)
             pool.ints.append(ir.Map(_fn(f"round({text})", lambda v, f=call: round(f(v))), x))
-    elif kind == 7 and pool.nums:
+    elif kind == 7 and pool.nums and c.coin():
         text, call = c.pick(NUM_PAIR_MAPS)
         pool.nums.append(ir.numerical(ir.SequenceMap(_fn(text, call), c.pick(pool.nums), c.pick(pool.nums))))
+    elif kind == 7 and pool.nums:  # a number and a categorical int, in either order
+        text, call = c.pick(MIXED_PAIR_MAPS)
+        number, category = c.pick(pool.nums), c.pick(pool.ints)
+        if c.coin():
+            text = text.replace("n", "x").replace("c", "y")
+            pool.nums.append(ir.numerical(ir.SequenceMap(_fn(text, call), number, category)))
+        else:
+            text = text.replace("n", "y").replace("c", "x")
+            swapped = lambda c, n, f=call: f(n, c)  # noqa: E731
+            pool.nums.append(ir.numerical(ir.SequenceMap(_fn(text, swapped), category, number)))
     else:  # numerical view of an int s-op
         pool.nums.append(ir.numerical(ir.Map(_fn("x", lambda x: x), c.pick(pool.ints))))
 

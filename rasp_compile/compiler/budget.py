@@ -19,7 +19,7 @@ from math import prod
 
 from ..errors import RaspValueError
 from .layout import Layout
-from .ops import Attend, Graph, NumericMLP, TableMLP
+from .ops import Attend, GatedLinear, Graph, NumericMLP, TableMLP
 
 MAX_PARAMETERS = 100_000_000
 """About 400 MB of float32 per copy: far above any library program (the largest, most_freq at
@@ -37,6 +37,8 @@ def check_budget(graph: Graph, layout: Layout) -> None:
             columns += 2 * combinations
         elif isinstance(op, NumericMLP):
             columns += 4 * len(op.input.values)
+        elif isinstance(op, GatedLinear):
+            columns += 4 * len(op.gate.values)
     estimate = layout.d_model * columns
     if estimate > MAX_PARAMETERS:
         raise RaspValueError(

@@ -6,6 +6,7 @@ one-hot over its values; numerical: one dimension) and exactly one operation wri
     Embed        tokens / indices / causal length (and maps of them, folded: a table lookup)
     TableMLP     categorical inputs -> any output, one hidden unit per input combination
     NumericMLP   one numerical input -> any output, exact steps
+    GatedLinear  a numerical map affine in a number for each value of a categorical input
     Linear       a linear function of other variables' coordinates, written by their writers
     Attend       an aggregate (categorical or numerical) or the attention half of selector_width
 
@@ -24,11 +25,12 @@ from typing import Callable
 from .. import ir
 from ..infer import ValueSets, is_number, nullable_sops
 from .amplification import set_amplification
+from .gated_linear import affine_pieces, exact_one_hot
 from .head_features import fold_head_features
 from .interpolated_steps import choose_interpolated_steps
 from .linear import linear_form
 from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
-from .ops import Attend, Embed, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
+from .ops import Attend, Embed, GatedLinear, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
 from .scores import Score, score_columns
 from .selectors import normalize_selector
 
@@ -44,6 +46,7 @@ class _Builder:
     writer: dict = field(default_factory=dict)  # Var -> Op
     categorical_views: dict = field(default_factory=dict)
     joints: dict = field(default_factory=dict)
+    embedded_copies: dict = field(default_factory=dict)  # categorical copies of embedded numbers
     position_features: dict = field(default_factory=dict)
     linear_features: dict = field(default_factory=dict)
     lengths: set = field(default_factory=set)  # the variables holding a non-causal length
@@ -183,9 +186,41 @@ class _Builder:
         linear = self.linear(out, fn, (first, second))
         if linear is not None:
             return linear
+        gated = self.gated_linear(out, fn, first, second)
+        if gated is not None:
+            return gated
         first_view = self.categorical_view(first, lambda x: tuple(fn(x, y) for y in second.values))
         second_view = self.categorical_view(second, lambda y: tuple(fn(x, y) for x in first.values))
         return TableMLP(out, (first_view, second_view), fn, possible=self.possible_pairs(first_view, second_view))
+
+    def gated_linear(self, out: Var, fn: Callable, first: Var, second: Var) -> GatedLinear | None:
+        """`out = fn(first, second)` as a GatedLinear op (gated_linear.py) when that pass is on,
+        the output is a number, one input is a number and the other has an exact one-hot, and
+        fn is affine in the number for each value of the other."""
+        if "gated-linear" not in self.enabled or out.encoding != ir.NUMERICAL:
+            return None
+        for x, gate, x_first in ((first, second, True), (second, first, False)):
+            if x.encoding != ir.NUMERICAL:
+                continue
+            gate = self.exact_categorical(gate)
+            pieces = None if gate is None else affine_pieces(fn, x, gate, x_first)
+            if pieces is not None:
+                return GatedLinear(out, x, gate, *pieces)
+        return None
+
+    def exact_categorical(self, var: Var) -> Var | None:
+        """`var` itself if its one-hot is exact; for a number the embedding holds (a map of the
+        position, say), a categorical copy embedded beside it; else None."""
+        writer = self.writer.get(var)
+        if var.encoding == ir.CATEGORICAL:
+            return var if exact_one_hot(var, self.writer.get) else None
+        if not isinstance(writer, Embed):
+            return None
+        key = (writer.source, var.values, writer.fn)
+        if key not in self.embedded_copies:
+            copy = self.new_var(f"{var.label}.cat", ir.CATEGORICAL, var.values, loc=var.loc)
+            self.embedded_copies[key] = self.emit(Embed(copy, writer.source, writer.fn))
+        return self.embedded_copies[key]
 
     def possible_pairs(self, first: Var, second: Var) -> frozenset | None:
         """The (first, second) value pairs that can meet at one position, when the positions

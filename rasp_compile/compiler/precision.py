@@ -31,8 +31,8 @@ import numpy as np
 
 from .. import ir
 from ..errors import RaspPrecisionError
-from .margins import STEP_WINDOW
-from .ops import Attend, Graph, Linear, NumericMLP, Op, Var
+from .margins import STEP_WINDOW, spread
+from .ops import Attend, GatedLinear, Graph, Linear, NumericMLP, Op, Var
 
 ROUNDINGS = 16
 """How many roundings of u times the carried magnitude a value may meet between decodes."""
@@ -56,6 +56,10 @@ def carried_magnitudes(ops: list[Op]) -> dict[Var, float]:
         elif isinstance(op, Linear):
             terms = [abs(c) * carried.get(var, 1.0) for (var, _), row in op.weights.items() for c in row.values()]
             largest = max([largest, *terms, *(abs(b) for b in op.bias.values())])
+        elif isinstance(op, GatedLinear):  # its units hold a x, b and a guard of twice the range
+            x = carried.get(op.input, 1.0)
+            terms = [abs(op.slopes[g]) * x + abs(op.intercepts[g]) for g in op.gate.values]
+            largest = max([largest, *terms, 3 * spread(op.out.values)])
         carried[op.out] = largest
     return carried
 

@@ -1,0 +1,162 @@
+"""The gated-linear pass (compiler/gated_linear.py): a numerical sequence_map affine in a number
+for each value of an exactly one-hot input is two hidden units per value, not a table over
+every pair, and the compiled model still agrees with the interpreter."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rasp_compile.compiler import OPTIMIZATIONS, compile_program
+from rasp_compile.compiler.gated_linear import affine_pieces
+from rasp_compile.compiler.graph import build_graph
+from rasp_compile.compiler.ops import GatedLinear, TableMLP, Var
+from rasp_compile.frontend import parse_program
+from rasp_compile.infer import infer_value_sets
+from rasp_compile.model import n_params
+
+from differential import disagreements
+
+RUNNING_COUNT = """
+vocab {x, y}
+max_len 6
+causal
+is_x = numerical(map(lambda t: 1 if t == "x" else 0, tokens))
+frac = numerical(aggregate(select(tokens, tokens, true), is_x, default=0))
+output numerical(sequence_map(lambda f, n: f * n, frac, length))
+"""
+
+PROGRAMS = {
+    "running count (causal length gate)": RUNNING_COUNT,
+    "depth over indices, read by a step map": """
+vocab {"(", ")"}
+max_len 6
+opener = numerical(map(lambda t: 1 if t == "(" else 0, tokens))
+frac = numerical(aggregate(select(indices, indices, <=), opener))
+depth = numerical(sequence_map(lambda f, i: (2 * f - 1) * (i + 1), frac, indices))
+output map(lambda d: "ok" if d >= 0 else "below", depth)
+""",
+    "token gate first, negative and constant pieces": """
+vocab {a, b, c}
+max_len 5
+m = numerical(aggregate(select(tokens, tokens, ==), numerical(map(lambda i: i, indices))))
+output numerical(sequence_map(lambda t, x: -3 * x + 2 if t == "a" else (x / 2 if t == "b" else 7), tokens, m))
+""",
+    "gate from a table, number from a width": """
+vocab {a, b}
+max_len 6
+causal
+kind = sequence_map(lambda t, i: t + "e" if i % 2 == 0 else t + "o", tokens, indices)
+w = numerical(selector_width(select(tokens, tokens, ==)))
+output numerical(sequence_map(lambda k, x: x * 10 - 5 if k == "ae" else (x if k == "bo" else -x), kind, w))
+""",
+    "numerical gate held by the embedding": """
+vocab {1, 2, 3}
+max_len 5
+frac = numerical(aggregate(select(tokens, tokens, <=), numerical(map(lambda t: t, tokens))))
+scaled = numerical(sequence_map(lambda f, n: f * n - n, frac, numerical(map(lambda t: t * 2, tokens))))
+output numerical(sequence_map(lambda s, i: s + i * 0.5, scaled, indices))
+""",
+}
+
+
+def ops_of(program) -> list:
+    return build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS)).ops
+
+
+def every_input(vocab, max_len: int) -> list[list]:
+    return [list(t) for n in range(1, max_len + 1) for t in itertools.product(vocab, repeat=n)]
+
+
+@pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
+def test_gated_programs_agree_with_the_interpreter_on_every_input(text: str):
+    program = parse_program(text)
+    assert any(isinstance(op, GatedLinear) for op in ops_of(program))
+    bad, checked = disagreements(compile_program(program), program, every_input(program.vocab, program.max_len))
+    assert checked > 0 and bad == []
+
+
+@pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
+def test_gated_programs_agree_at_max_len_40(text: str):
+    program = parse_program(text, max_len=40)
+    rng = random.Random(40)
+    inputs = [[rng.choice(program.vocab) for _ in range(rng.randint(1, 40))] for _ in range(300)]
+    bad, checked = disagreements(compile_program(program), program, inputs)
+    assert checked > 0 and bad == []
+
+
+def test_the_running_count_is_one_layer_of_one_unit_per_length():
+    program = parse_program(RUNNING_COUNT, max_len=40)
+    gated = compile_program(program)
+    table = compile_program(program, disabled=["gated-linear"])
+    assert gated.meta["layers"] == [{"n_head": 1, "d_head": 2, "d_mlp": 40}]  # f * n >= 0: no c_g units
+    assert len(table.meta["layers"]) == 2  # the table waits for a categorical view of frac
+    assert n_params(table) > 1000 * n_params(gated)
+
+
+def test_a_gate_read_from_attention_keeps_the_table():
+    """A categorical aggregate's one-hot carries softmax leak, which the guard G would magnify."""
+    program = parse_program("""
+vocab {a, b}
+max_len 5
+prev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens, default="a")
+frac = numerical(aggregate(select(tokens, tokens, ==), numerical(map(lambda i: i, indices))))
+output numerical(sequence_map(lambda f, p: 2 * f if p == "a" else f - 1, frac, prev))
+""")
+    ops = ops_of(program)
+    assert not any(isinstance(op, GatedLinear) for op in ops)
+    assert any(isinstance(op, TableMLP) for op in ops)
+    bad, _ = disagreements(compile_program(program), program, every_input(program.vocab, 5))
+    assert bad == []
+
+
+def test_a_map_not_affine_in_the_number_keeps_the_table():
+    program = parse_program(RUNNING_COUNT.replace("f * n", "f * f * n"))
+    assert not any(isinstance(op, GatedLinear) for op in ops_of(program))
+
+
+def test_affine_pieces_fits_each_gate_value_and_refuses_a_curve():
+    x = Var("x", "numerical", (0, 0.25, 0.5, 1))
+    gate = Var("g", "categorical", ("p", "q"))
+    slopes, intercepts = affine_pieces(lambda v, g: 3 * v - 1 if g == "p" else 5, x, gate, x_first=True)
+    assert (slopes, intercepts) == ({"p": 3.0, "q": 0.0}, {"p": -1.0, "q": 5.0})
+    assert affine_pieces(lambda g, v: v * v if g == "q" else v, x, gate, x_first=False) is None
+    assert affine_pieces(lambda v, g: "big" if v > 0.5 else "small", x, gate, x_first=True) is None
+
+
+GATES = {"tokens": ("tokens", ["a", "b", "c"]), "indices": ("indices", None), "length": ("length", None)}
+
+
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.sampled_from(sorted(GATES)),
+    st.lists(st.tuples(st.integers(-4, 4), st.sampled_from([-2, -0.5, 0, 1, 3.5])), min_size=3, max_size=3),
+    st.integers(1, 7),
+    st.booleans(),
+)
+def test_random_affine_pieces_agree_with_the_interpreter(gate_name, pieces, max_len, number_first):
+    """Slopes and intercepts drawn per gate value (the last piece covers the remaining values)."""
+    gate, values = GATES[gate_name]
+    values = values or list(range(1, 4))
+    (a0, b0), (a1, b1), (a2, b2) = pieces
+    body = f"{a0} * x + {b0} if g == {values[0]!r} else ({a1} * x + {b1} if g == {values[1]!r} else {a2} * x + {b2})"
+    body = body.replace("'", '"')
+    call = (f"sequence_map(lambda x, g: {body}, frac, {gate})" if number_first
+            else f"sequence_map(lambda g, x: {body}, {gate}, frac)")
+    program = parse_program(f"""
+vocab {{a, b, c}}
+max_len {max_len}
+causal
+is_a = numerical(map(lambda t: 1 if t == "a" else 0, tokens))
+frac = numerical(aggregate(select(tokens, tokens, true), is_a))
+output numerical({call})
+""")
+    assert not any(isinstance(op, TableMLP) for op in ops_of(program))  # gated, or linear when it can be
+    rng = random.Random(max_len)
+    inputs = [[rng.choice("abc") for _ in range(rng.randint(1, max_len))] for _ in range(60)]
+    bad, _ = disagreements(compile_program(program), program, inputs)
+    assert bad == [], bad[:2]
