@@ -11,6 +11,7 @@ conversions, causal and non-causal programs, string and integer vocabs, max_len 
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -50,11 +51,15 @@ NUM_PAIR_MAPS = [
     ("x - 2 * y", lambda x, y: x - 2 * y),
     ("x * y", lambda x, y: x * y),
 ]
-MIXED_PAIR_MAPS = [  # n a number, c a categorical int: affine in n for each c (gated-linear) or not
+MIXED_PAIR_MAPS = [  # n a number, c a categorical int: affine in n for each c (gated-maps) or not
     ("n * c", lambda n, c: n * c),
     ("n * c - c", lambda n, c: n * c - c),
     ("n if c > 1 else 1 - n", lambda n, c: n if c > 1 else 1 - n),
     ("n * n + c", lambda n, c: n * n + c),
+]
+MIXED_PAIR_INTS = [  # the same inputs, a categorical int out (gated steps)
+    ("round(n * c) % 3", lambda n, c: round(n * c) % 3),
+    ("1 if n > 0.5 else c", lambda n, c: 1 if n > 0.5 else c),
 ]
 INT_PREDICATES = [
     ("k == q - 1", lambda k, q: k == q - 1),
@@ -85,6 +90,11 @@ class _Pool:
     ints: list = field(default_factory=list)
     strs: list = field(default_factory=list)
     nums: list = field(default_factory=list)
+
+
+def _renamed(text: str, number: str, category: str) -> str:
+    """A MIXED_PAIR text with its parameters n and c named as the lambda names them."""
+    return re.sub(r"\b[nc]\b", lambda m: number if m.group() == "n" else category, text)
 
 
 def _fn(text: str, call: Callable) -> ir.Fn:
@@ -147,15 +157,18 @@ def _step(c: Chooser, pool: _Pool, causal: bool) -> None:
         text, call = c.pick(NUM_PAIR_MAPS)
         pool.nums.append(ir.numerical(ir.SequenceMap(_fn(text, call), c.pick(pool.nums), c.pick(pool.nums))))
     elif kind == 7 and pool.nums:  # a number and a categorical int, in either order
-        text, call = c.pick(MIXED_PAIR_MAPS)
+        numerical_out = c.coin()
+        text, call = c.pick(MIXED_PAIR_MAPS if numerical_out else MIXED_PAIR_INTS)
         number, category = c.pick(pool.nums), c.pick(pool.ints)
         if c.coin():
-            text = text.replace("n", "x").replace("c", "y")
-            pool.nums.append(ir.numerical(ir.SequenceMap(_fn(text, call), number, category)))
+            sop = ir.SequenceMap(_fn(_renamed(text, "x", "y"), call), number, category)
         else:
-            text = text.replace("n", "y").replace("c", "x")
             swapped = lambda c, n, f=call: f(n, c)  # noqa: E731
-            pool.nums.append(ir.numerical(ir.SequenceMap(_fn(text, swapped), category, number)))
+            sop = ir.SequenceMap(_fn(_renamed(text, "y", "x"), swapped), category, number)
+        if numerical_out:
+            pool.nums.append(ir.numerical(sop))
+        else:
+            pool.ints.append(sop)
     else:  # numerical view of an int s-op
         pool.nums.append(ir.numerical(ir.Map(_fn("x", lambda x: x), c.pick(pool.ints))))
 

@@ -34,7 +34,7 @@ OPTIMIZATIONS = {
     "fold-embeddings": "maps of tokens, indices (and causal length) become embedding rows",
     "fold-linear": "linear s-ops are written by their inputs' writers, with no layer of their own",
     "value-classes": "a numerical s-op read categorically keeps only the values its reader tells apart",
-    "gated-linear": "a numerical sequence_map affine in a number for each value of its other input takes two units per value",
+    "gated-maps": "a sequence_map of a number and an exact one-hot is one small MLP of the number per value of the one-hot",
     "compact-heads": "terms of a selector reading the same variable share its head dimensions",
     "head-features": "a head's query or key features are written into the residual in place of what only it reads",
     "interpolated-steps": "a width or mean read only by categorical selects is decoded with one hidden unit per value",

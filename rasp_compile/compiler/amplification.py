@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .. import ir
 from .margins import spread
-from .ops import Attend, GatedLinear, Linear, NumericMLP, Op, TableMLP, Var, op_inputs, readers_of
+from .ops import Attend, GatedMap, Linear, NumericMLP, Op, TableMLP, Var, op_inputs, readers_of
 
 MAX_AMPLIFICATION = 1e6
 """Beyond this spread float32 itself cannot hold the numbers to 1e-6 of their size, and the
@@ -45,8 +45,10 @@ def set_amplification(ops: list[Op], read_out: tuple[Var, ...]) -> None:
 
 def _carries(reader: Op, var: Var) -> bool:
     """Whether an error in `var` passes into what `reader` writes, in proportion."""
-    if isinstance(reader, Linear | TableMLP | GatedLinear):
+    if isinstance(reader, Linear | TableMLP):
         return True
+    if isinstance(reader, GatedMap):
+        return reader.affine is not None and reader.input is var  # steps absorb it
     if isinstance(reader, NumericMLP):
         return reader.interpolated  # flat steps absorb it
     return isinstance(reader, Attend) and reader.value is var  # a select's features only tilt scores

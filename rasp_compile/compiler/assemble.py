@@ -20,11 +20,11 @@ import numpy as np
 from ..model import FORMAT, Model
 from .categorical_attn import categorical_head
 from .embed import embeddings
-from .gated_linear import gated_linear_mlp
+from .gated_map import gated_map_mlp
 from .layout import BOS, Layout
 from .numeric_mlp import interpolation_mlp, step_mlp
 from .numerical_attn import numerical_head
-from .ops import Attend, Embed, GatedLinear, Graph, Linear, NumericMLP, TableMLP, coordinate
+from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, TableMLP, coordinate
 from .pieces import MLP, Head, stack_mlps
 from .readout import Readout
 from .schedule import Block
@@ -44,8 +44,8 @@ def build_mlp(op, layout: Layout) -> MLP:
         return table_mlp(op, layout)
     if isinstance(op, NumericMLP):
         return interpolation_mlp(op, layout) if op.interpolated else step_mlp(op, layout)
-    if isinstance(op, GatedLinear):
-        return gated_linear_mlp(op, layout)
+    if isinstance(op, GatedMap):
+        return gated_map_mlp(op, layout)
     raise TypeError(f"no MLP rule for {type(op).__name__}")
 
 

@@ -19,7 +19,7 @@ from math import prod
 
 from ..errors import RaspValueError
 from .layout import Layout
-from .ops import Attend, GatedLinear, Graph, NumericMLP, TableMLP
+from .ops import Attend, GatedMap, Graph, NumericMLP, TableMLP
 
 MAX_PARAMETERS = 100_000_000
 """About 400 MB of float32 per copy: far above any library program (the largest, most_freq at
@@ -37,8 +37,8 @@ def check_budget(graph: Graph, layout: Layout) -> None:
             columns += 2 * combinations
         elif isinstance(op, NumericMLP):
             columns += 4 * len(op.input.values)
-        elif isinstance(op, GatedLinear):
-            columns += 4 * len(op.gate.values)
+        elif isinstance(op, GatedMap):
+            columns += 2 * len(op.gate.values) * (1 if op.affine else 2 * len(op.input.values) + 1)
     estimate = layout.d_model * columns
     if estimate > MAX_PARAMETERS:
         raise RaspValueError(

@@ -6,7 +6,7 @@ one-hot over its values; numerical: one dimension) and exactly one operation wri
     Embed        tokens / indices / causal length (and maps of them, folded: a table lookup)
     TableMLP     categorical inputs -> any output, one hidden unit per input combination
     NumericMLP   one numerical input -> any output, exact steps
-    GatedLinear  a numerical map affine in a number for each value of a categorical input
+    GatedMap     a number and an exact one-hot -> any output, one small MLP per one-hot value
     Linear       a linear function of other variables' coordinates, written by their writers
     Attend       an aggregate (categorical or numerical) or the attention half of selector_width
 
@@ -25,12 +25,12 @@ from typing import Callable
 from .. import ir
 from ..infer import ValueSets, is_number, nullable_sops
 from .amplification import set_amplification
-from .gated_linear import affine_pieces, exact_one_hot
+from .gated_map import affine_pieces, exact_one_hot
 from .head_features import fold_head_features
 from .interpolated_steps import choose_interpolated_steps
 from .linear import linear_form
 from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
-from .ops import Attend, Embed, GatedLinear, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
+from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
 from .scores import Score, score_columns
 from .selectors import normalize_selector
 
@@ -186,26 +186,32 @@ class _Builder:
         linear = self.linear(out, fn, (first, second))
         if linear is not None:
             return linear
-        gated = self.gated_linear(out, fn, first, second)
+        gated = self.gated_map(out, fn, first, second)
         if gated is not None:
             return gated
         first_view = self.categorical_view(first, lambda x: tuple(fn(x, y) for y in second.values))
         second_view = self.categorical_view(second, lambda y: tuple(fn(x, y) for x in first.values))
         return TableMLP(out, (first_view, second_view), fn, possible=self.possible_pairs(first_view, second_view))
 
-    def gated_linear(self, out: Var, fn: Callable, first: Var, second: Var) -> GatedLinear | None:
-        """`out = fn(first, second)` as a GatedLinear op (gated_linear.py) when that pass is on,
-        the output is a number, one input is a number and the other has an exact one-hot, and
-        fn is affine in the number for each value of the other."""
-        if "gated-linear" not in self.enabled or out.encoding != ir.NUMERICAL:
+    def gated_map(self, out: Var, fn: Callable, first: Var, second: Var) -> GatedMap | None:
+        """`out = fn(first, second)` as a GatedMap (gated_map.py) when that pass is on, one input
+        is a number and the other has an exact one-hot that is never none, and either the
+        output is categorical (steps) or fn is affine in the number for each value of the other
+        (a numerical output; other numerical ones keep the table, which writes them exactly)."""
+        if "gated-maps" not in self.enabled:
             return None
         for x, gate, x_first in ((first, second, True), (second, first, False)):
             if x.encoding != ir.NUMERICAL:
                 continue
             gate = self.exact_categorical(gate)
-            pieces = None if gate is None else affine_pieces(fn, x, gate, x_first)
-            if pieces is not None:
-                return GatedLinear(out, x, gate, *pieces)
+            if gate is None or gate.may_be_none:
+                continue
+            number_first = fn if x_first else (lambda p, g: fn(g, p))
+            if out.encoding == ir.CATEGORICAL:
+                return GatedMap(out, x, gate, number_first)
+            affine = affine_pieces(number_first, x, gate)
+            if affine is not None:
+                return GatedMap(out, x, gate, number_first, affine)
         return None
 
     def exact_categorical(self, var: Var) -> Var | None:

@@ -3,7 +3,7 @@
     Embed        tokens / indices / causal length (and maps of them, folded: a table lookup)
     TableMLP     categorical inputs -> any output, one hidden unit per input combination
     NumericMLP   one numerical input -> any output, exact steps
-    GatedLinear  a number times / plus a constant chosen by a categorical value (gated_linear.py)
+    GatedMap     a numerical input and a categorical one -> any output, one small MLP per category
     Linear       a linear function of other variables' coordinates, written by their own writers
     Attend       an aggregate (categorical or numerical) or the attention half of selector_width
 """
@@ -109,17 +109,17 @@ class NumericMLP:
 
 
 @dataclass(eq=False)
-class GatedLinear:
-    """out = slopes[g] * input + intercepts[g], where g is the value `gate` holds: a numerical
-    sequence_map that is affine in its numerical input for each value of its categorical one
-    (gated_linear.py). `gate`'s one-hot must be exact (embeddings, tables of them); a gate that
-    is none gives 0, SPEC's rule for a numerical map of none."""
+class GatedMap:
+    """out = fn(input, g), g the value `gate` holds: one small MLP of the number `input` per
+    value g, which the gate's other values switch off (gated_map.py); affine pieces a x + b where
+    `affine` has them (numerical outputs), else exact steps. `gate`'s one-hot must be exact
+    (embeddings, tables of them) and never none."""
 
     out: Var
     input: Var
     gate: Var
-    slopes: dict  # gate value -> a
-    intercepts: dict  # gate value -> b
+    fn: Callable  # (number, gate value) -> value
+    affine: dict | None = None  # gate value -> (a, b)
 
 
 @dataclass(eq=False)
@@ -154,7 +154,7 @@ class Attend:
     amplification: float = 1.0  # how much readers magnify its leak (amplification.py)
 
 
-Op = Embed | TableMLP | NumericMLP | GatedLinear | Linear | Attend
+Op = Embed | TableMLP | NumericMLP | GatedMap | Linear | Attend
 
 
 def op_inputs(op: Op) -> tuple[Var, ...]:
@@ -165,7 +165,7 @@ def op_inputs(op: Op) -> tuple[Var, ...]:
         return op.inputs
     if isinstance(op, NumericMLP):
         return (op.input,)
-    if isinstance(op, GatedLinear):
+    if isinstance(op, GatedMap):
         return (op.input, op.gate)
     reads = op.score.reads()
     return reads + ((op.value,) if op.value is not None else ())

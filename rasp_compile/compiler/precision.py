@@ -31,8 +31,8 @@ import numpy as np
 
 from .. import ir
 from ..errors import RaspPrecisionError
-from .margins import STEP_WINDOW, spread
-from .ops import Attend, GatedLinear, Graph, Linear, NumericMLP, Op, Var
+from .margins import STEP_WINDOW
+from .ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op, Var
 
 ROUNDINGS = 16
 """How many roundings of u times the carried magnitude a value may meet between decodes."""
@@ -56,10 +56,9 @@ def carried_magnitudes(ops: list[Op]) -> dict[Var, float]:
         elif isinstance(op, Linear):
             terms = [abs(c) * carried.get(var, 1.0) for (var, _), row in op.weights.items() for c in row.values()]
             largest = max([largest, *terms, *(abs(b) for b in op.bias.values())])
-        elif isinstance(op, GatedLinear):  # its units hold a x, b and a guard of twice the range
+        elif isinstance(op, GatedMap) and op.affine:  # its units hold a x + b - lo, and lo
             x = carried.get(op.input, 1.0)
-            terms = [abs(op.slopes[g]) * x + abs(op.intercepts[g]) for g in op.gate.values]
-            largest = max([largest, *terms, 3 * spread(op.out.values)])
+            largest = max([largest, *(abs(a) * x + 2 * abs(b) for a, b in op.affine.values())])
         carried[op.out] = largest
     return carried
 
@@ -84,6 +83,10 @@ def check_precision(graph: Graph, dtype) -> None:
         if isinstance(op, NumericMLP) and not op.interpolated:
             answers = [op.fn(p) for p in op.input.values]
             _check_steps(op.input, answers, carried, dtype, reader=op.out)
+        elif isinstance(op, GatedMap) and not op.affine:
+            for g in op.gate.values:
+                answers = [op.fn(p, g) for p in op.input.values]
+                _check_steps(op.input, answers, carried, dtype, reader=op.out)
     readout = graph.readout
     if readout.classes is not None and readout.inputs[0].encoding == ir.NUMERICAL:
         number = readout.inputs[0]

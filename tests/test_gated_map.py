@@ -1,20 +1,24 @@
-"""The gated-linear pass (compiler/gated_linear.py): a numerical sequence_map affine in a number
-for each value of an exactly one-hot input is two hidden units per value, not a table over
-every pair, and the compiled model still agrees with the interpreter."""
+"""The gated-maps pass (compiler/gated_map.py): a sequence_map of a number and an exactly one-hot
+input is one small MLP of the number per value of the one-hot (one unit for an affine piece,
+two per step otherwise), not a table over every pair after a categorical view of the number;
+and the compiled model still agrees with the interpreter."""
 
 from __future__ import annotations
 
 import itertools
 import random
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.compiler.gated_linear import affine_pieces
+from rasp_compile.compiler.gated_map import affine_pieces, gated_map_mlp
 from rasp_compile.compiler.graph import build_graph
-from rasp_compile.compiler.ops import GatedLinear, TableMLP, Var
+from rasp_compile.compiler.layout import lay_out
+from rasp_compile.compiler.numeric_mlp import step_mlp
+from rasp_compile.compiler.ops import GatedMap, NumericMLP, TableMLP, Var
 from rasp_compile.frontend import parse_program
 from rasp_compile.infer import infer_value_sets
 from rasp_compile.model import n_params
@@ -54,6 +58,21 @@ kind = sequence_map(lambda t, i: t + "e" if i % 2 == 0 else t + "o", tokens, ind
 w = numerical(selector_width(select(tokens, tokens, ==)))
 output numerical(sequence_map(lambda k, x: x * 10 - 5 if k == "ae" else (x if k == "bo" else -x), kind, w))
 """,
+    "a rounded count against the length (categorical steps)": """
+vocab {x, y}
+max_len 6
+causal
+is_x = numerical(map(lambda t: 1 if t == "x" else 0, tokens))
+frac = numerical(aggregate(select(tokens, tokens, true), is_x, default=0))
+n_x = sequence_map(lambda f, n: round(f * n), frac, length)
+output sequence_map(lambda c, n: "more_x" if 2 * c > n else ("tie" if 2 * c == n else "more_y"), n_x, length)
+""",
+    "a mean and the token, categorical, token first": """
+vocab {a, b, c}
+max_len 5
+m = numerical(aggregate(select(tokens, tokens, !=), numerical(map(lambda i: i, indices)), default=-1))
+output sequence_map(lambda t, x: "hi" if x > 1 and t == "a" else ("lo" if x < 0.5 else t), tokens, m)
+""",
     "numerical gate held by the embedding": """
 vocab {1, 2, 3}
 max_len 5
@@ -75,7 +94,7 @@ def every_input(vocab, max_len: int) -> list[list]:
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_gated_programs_agree_with_the_interpreter_on_every_input(text: str):
     program = parse_program(text)
-    assert any(isinstance(op, GatedLinear) for op in ops_of(program))
+    assert any(isinstance(op, GatedMap) for op in ops_of(program))
     bad, checked = disagreements(compile_program(program), program, every_input(program.vocab, program.max_len))
     assert checked > 0 and bad == []
 
@@ -92,10 +111,41 @@ def test_gated_programs_agree_at_max_len_40(text: str):
 def test_the_running_count_is_one_layer_of_one_unit_per_length():
     program = parse_program(RUNNING_COUNT, max_len=40)
     gated = compile_program(program)
-    table = compile_program(program, disabled=["gated-linear"])
+    table = compile_program(program, disabled=["gated-maps"])
     assert gated.meta["layers"] == [{"n_head": 1, "d_head": 2, "d_mlp": 40}]  # f * n >= 0: no c_g units
     assert len(table.meta["layers"]) == 2  # the table waits for a categorical view of frac
     assert n_params(table) > 1000 * n_params(gated)
+
+
+def test_with_its_gate_on_the_units_compute_the_ungated_steps_and_the_rest_are_0():
+    """The other gates' -M weights meet exact zeros, so g's units compute what step_mlp's would
+    (the same pre-activations; only the output's sum runs in another order), and every unit of
+    another value is exactly 0."""
+    program = parse_program(PROGRAMS["a rounded count against the length (categorical steps)"], max_len=32)
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    op = next(op for op in graph.ops if isinstance(op, GatedMap))
+    layout = lay_out(graph)
+    gated = float32_mlp(gated_map_mlp(op, layout))
+    x_dim, gate_dims = layout.dims(op.input)[0], layout.dims(op.gate)
+    for g, gate_dim in zip(op.gate.values, gate_dims):
+        alone = float32_mlp(step_mlp(NumericMLP(op.out, op.input, lambda p, g=g: op.fn(p, g)), layout))
+        residual = np.zeros((len(op.input.values), layout.d_model), dtype=np.float32)
+        residual[:, x_dim] = op.input.values
+        residual[:, gate_dim] = 1.0
+        hidden, out = run_mlp(gated, residual)
+        assert np.allclose(out, run_mlp(alone, residual)[1], rtol=0, atol=1e-5)
+        others = np.any(gated.w_in[gate_dims] > 0, axis=0) & (gated.w_in[gate_dim] <= 0)  # constant units of others
+        others |= (gated.w_in[gate_dim] < 0)  # units another value owns (this one switches them off)
+        assert others.any() and not hidden[:, others].any()
+
+
+def float32_mlp(mlp):
+    return type(mlp)(*(a.astype(np.float32) for a in (mlp.w_in, mlp.b_in, mlp.w_out, mlp.b_out)))
+
+
+def run_mlp(mlp, residual):
+    hidden = np.maximum(residual @ mlp.w_in + mlp.b_in, 0)
+    return hidden, hidden @ mlp.w_out + mlp.b_out
 
 
 def test_a_gate_read_from_attention_keeps_the_table():
@@ -108,7 +158,7 @@ frac = numerical(aggregate(select(tokens, tokens, ==), numerical(map(lambda i: i
 output numerical(sequence_map(lambda f, p: 2 * f if p == "a" else f - 1, frac, prev))
 """)
     ops = ops_of(program)
-    assert not any(isinstance(op, GatedLinear) for op in ops)
+    assert not any(isinstance(op, GatedMap) for op in ops)
     assert any(isinstance(op, TableMLP) for op in ops)
     bad, _ = disagreements(compile_program(program), program, every_input(program.vocab, 5))
     assert bad == []
@@ -116,16 +166,15 @@ output numerical(sequence_map(lambda f, p: 2 * f if p == "a" else f - 1, frac, p
 
 def test_a_map_not_affine_in_the_number_keeps_the_table():
     program = parse_program(RUNNING_COUNT.replace("f * n", "f * f * n"))
-    assert not any(isinstance(op, GatedLinear) for op in ops_of(program))
+    assert not any(isinstance(op, GatedMap) for op in ops_of(program))
 
 
 def test_affine_pieces_fits_each_gate_value_and_refuses_a_curve():
     x = Var("x", "numerical", (0, 0.25, 0.5, 1))
     gate = Var("g", "categorical", ("p", "q"))
-    slopes, intercepts = affine_pieces(lambda v, g: 3 * v - 1 if g == "p" else 5, x, gate, x_first=True)
-    assert (slopes, intercepts) == ({"p": 3.0, "q": 0.0}, {"p": -1.0, "q": 5.0})
-    assert affine_pieces(lambda g, v: v * v if g == "q" else v, x, gate, x_first=False) is None
-    assert affine_pieces(lambda v, g: "big" if v > 0.5 else "small", x, gate, x_first=True) is None
+    assert affine_pieces(lambda v, g: 3 * v - 1 if g == "p" else 5, x, gate) == {"p": (3.0, -1.0), "q": (0.0, 5.0)}
+    assert affine_pieces(lambda v, g: v * v if g == "q" else v, x, gate) is None
+    assert affine_pieces(lambda v, g: "big" if v > 0.5 else "small", x, gate) is None
 
 
 GATES = {"tokens": ("tokens", ["a", "b", "c"]), "indices": ("indices", None), "length": ("length", None)}

@@ -1,0 +1,110 @@
+"""gated_map: a sequence_map of a number x and a categorical g, as one small MLP of x per value
+of g, whose units the other values of g switch off.
+
+As a table, f(x, g) needs a categorical view of x first (a step MLP: one more MLP sub-layer) and
+then one hidden unit per (x, g) pair: 19,600 units for the running count `frac * length` at
+max_len 40. But for each value g, f(., g) is a function of one number, which numeric_mlp builds
+exactly; so here every value g gets its own:
+
+    affine pieces   f(x, g) = a_g x + b_g on x's values, for every g, and a numerical output:
+                    one unit relu(a_g x + b_g - lo_g) (>= 0 on x's values), lo_g = min of f(., g)
+    otherwise       the exact steps of numeric_mlp.step_mlp for f(., g): two units per step
+                    where f(., g) changes, none elsewhere
+
+and its constant (lo_g, or f at x's lowest value, or a mirrored step's 1) is written by a unit
+relu(x[gate = g]). Every other unit u of g gets a weight -M_u on the dimension of each other
+value g' of the gate, M_u one more than the largest |pre-activation| u reaches on x's values
+(twice over). With g' on, u is 0 with that much room for error in x. With g on, the other
+dimensions are exactly 0, so u computes exactly what the ungated unit would, to the last bit
+(0 times M_u adds nothing): the float32 analysis of numeric_mlp holds as it is.
+
+So the gate's one-hot must be exactly 0 or 1 (`exact_one_hot`: an embedding, or tables of
+embeddings; attention and step MLPs are off by a little, and M_u would magnify it) and never
+none (all zeros would switch every value's units on). An error in x passes through affine
+pieces times |a_g| (amplification.py counts it) and is absorbed by the steps' flat quarter-gaps,
+as in a step MLP.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .. import ir
+from ..infer import is_number
+from .layout import Layout
+from .numeric_mlp import step_mlp
+from .ops import Embed, GatedMap, Linear, NumericMLP, Op, TableMLP, Var
+from .pieces import MLP, stack_mlps
+
+TOLERANCE = 1e-9
+"""How far (relative) a value of f may be from its line and still count as on it."""
+
+
+def affine_pieces(fn: Callable, x: Var, gate: Var) -> dict | None:
+    """gate value -> (a, b) when fn(x, g) = a x + b on x's values for every value g of the gate;
+    None when some g's values are not numbers on one line."""
+    points = [float(p) for p in x.values]
+    pieces = {}
+    for g in gate.values:
+        answers = [fn(p, g) for p in x.values]
+        if not all(is_number(y) for y in answers):
+            return None
+        ys = [float(y) for y in answers]
+        a = (ys[-1] - ys[0]) / (points[-1] - points[0]) if len(points) > 1 else 0.0
+        b = ys[0] - a * points[0]
+        if any(abs(y - (a * p + b)) > TOLERANCE * max(1.0, abs(y), abs(a * p)) for p, y in zip(points, ys)):
+            return None
+        pieces[g] = (a, b)
+    return pieces
+
+
+def exact_one_hot(var: Var, writer_of: Callable[[Var], Op]) -> bool:
+    """Whether `var`'s one-hot is exactly 0 or 1 at every position: written by an embedding, or
+    by tables and linear folds of such one-hots only (attention and step MLPs are off by a little)."""
+    writer = writer_of(var)
+    if isinstance(writer, Embed):
+        return True
+    if isinstance(writer, TableMLP | Linear):
+        return all(v.encoding == ir.CATEGORICAL and exact_one_hot(v, writer_of) for v in writer.inputs)
+    return False
+
+
+def gated_map_mlp(op: GatedMap, layout: Layout) -> MLP:
+    """The units of the module docstring, for every value of op.gate, side by side."""
+    x_dim, gate_dims = layout.dims(op.input)[0], layout.dims(op.gate)
+    points = np.array(op.input.values, dtype=float)
+    parts = []
+    for g, gate_dim in zip(op.gate.values, gate_dims):
+        piece = _affine_mlp(op.affine[g], op, layout) if op.affine else step_mlp(
+            NumericMLP(op.out, op.input, lambda p, g=g: op.fn(p, g)), layout)
+        pre_activations = np.outer(points, piece.w_in[x_dim]) + piece.b_in  # [x value, unit]
+        guard = 2 * np.max(np.abs(pre_activations), axis=0, initial=0.0) + 1
+        for other in gate_dims:
+            if other != gate_dim:
+                piece.w_in[other] = -guard
+        parts.append(piece)
+        if piece.b_out.any():
+            parts.append(_constant_mlp(gate_dim, piece.b_out, layout))
+            piece.b_out = np.zeros(layout.d_model)
+    return stack_mlps(parts, layout.d_model)
+
+
+def _affine_mlp(line: tuple[float, float], op: GatedMap, layout: Layout) -> MLP:
+    """relu(a x + b - lo), plus the constant lo: f(x, g) = a x + b over x's values."""
+    a, b = line
+    low = min(a * op.input.values[0] + b, a * op.input.values[-1] + b)
+    out = layout.vector({op.out.label: 1.0})
+    if a == 0:
+        return MLP(np.zeros((layout.d_model, 0)), np.zeros(0), np.zeros((0, layout.d_model)), low * out)
+    w_in = np.zeros((layout.d_model, 1))
+    w_in[layout.dims(op.input)[0], 0] = a
+    return MLP(w_in, np.array([b - low]), out[None, :], low * out)
+
+
+def _constant_mlp(gate_dim: int, constant: np.ndarray, layout: Layout) -> MLP:
+    """One unit relu(x[gate = g]) writing `constant`: 1 exactly when the gate holds g."""
+    w_in = np.zeros((layout.d_model, 1))
+    w_in[gate_dim, 0] = 1.0
+    return MLP(w_in, np.zeros(1), constant[None, :], np.zeros(layout.d_model))
