@@ -34,17 +34,14 @@ import numpy as np
 from .. import ir
 from ..infer import is_number
 from .layout import Layout
+from .linear import TOLERANCE
 from .numeric_mlp import step_mlp
 from .ops import Embed, GatedMap, Linear, NumericMLP, Op, TableMLP, Var
 from .pieces import MLP, stack_mlps
 
-TOLERANCE = 1e-9
-"""How far (relative) a value of f may be from its line and still count as on it."""
-
-
 def affine_pieces(fn: Callable, x: Var, gate: Var) -> dict | None:
-    """gate value -> (a, b) when fn(x, g) = a x + b on x's values for every value g of the gate;
-    None when some g's values are not numbers on one line."""
+    """gate value -> (a, b) when fn(x, g) = a x + b on x's values (to linear.TOLERANCE, relative)
+    for every value g of the gate; None when some g's values are not numbers on one line."""
     points = [float(p) for p in x.values]
     pieces = {}
     for g in gate.values:
