@@ -63,6 +63,14 @@ def frac_prevs(tokens):
     return [tokens[: i + 1].count("x") / (i + 1) for i in range(len(tokens))]
 
 
+def paren_depth(tokens):
+    depth, out = 0, []
+    for t in tokens:
+        depth += 1 if t == "(" else -1
+        out.append(depth)
+    return out
+
+
 def pair_balance(tokens):
     return [(tokens[: i + 1].count("(") - tokens[: i + 1].count(")")) / (i + 1) for i in range(len(tokens))]
 
