@@ -16,8 +16,9 @@ from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.compiler.graph import build_graph
 from rasp_compile.compiler.layout import Layout
 from rasp_compile.compiler.numeric_mlp import interpolation_error, interpolation_mlp
-from rasp_compile.compiler.ops import NumericMLP, Var, dim_label
+from rasp_compile.compiler.ops import NumericMLP, TableMLP, Var, dim_label
 from rasp_compile.compiler.precision import carried_magnitudes
+from rasp_compile.compiler.table_mlp import table_mlp
 from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.infer import infer_value_sets
@@ -211,3 +212,34 @@ def test_a_numerical_map_that_jumps_keeps_flat_steps():
     )
     graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
     assert not any(isinstance(op, NumericMLP) and op.interpolated for op in graph.ops)
+
+
+TABLE_OF_LARGE_SQUARES = """
+vocab {a, b, c}
+max_len 20
+causal
+squares = numerical(map(lambda w: w * w - 1, numerical(selector_width(select(tokens, tokens, ==)))))
+output numerical(sequence_map(lambda t, x: x * x + (1 if t == "a" else 0), tokens, squares))
+"""
+
+
+def test_a_table_of_large_numbers_writes_0_where_it_should():
+    """The table reads a decoded one-hot a little off 0/1; its units that should be 0 must stay
+    exactly 0, not write that error times numbers up to 159,202 (it answered 0.002 for 0)."""
+    program = parse_program(TABLE_OF_LARGE_SQUARES)
+    model = compile_program(program)
+    rng = random.Random(20)
+    inputs = [["a", "c"]] + [[rng.choice("abc") for _ in range(rng.randint(1, 20))] for _ in range(300)]
+    bad, _ = disagreements(model, program, inputs)
+    assert bad == []
+
+
+def test_a_table_unit_that_should_be_0_stays_exactly_0_under_input_error():
+    x = Var("x", "categorical", (0, 1, 2))
+    y = Var("y", "categorical", ("p", "q"))
+    out = Var("out", "numerical", (1000.0, 2000.0, 3000.0, 4000.0, 6000.0))
+    layout = Layout(("bos", *(dim_label("x", v) for v in x.values), *(dim_label("y", v) for v in y.values), "out"))
+    mlp = table_mlp(TableMLP(out, (x, y), lambda a, b: 1000.0 * (a + 1) * (2 if b == "q" else 1)), layout)
+    residual = np.array([0, 0.1, 0.9, 0.05, 0.95, 0.1, 0])  # x = 1, y = p, both a little off
+    hidden = np.maximum(residual @ mlp.w_in + mlp.b_in, 0)
+    assert np.count_nonzero(hidden) == 1  # only (1, p) fires; (0, p), (2, p), (1, q), ... are exactly 0
