@@ -164,9 +164,16 @@ output numerical(sequence_map(lambda f, p: 2 * f if p == "a" else f - 1, frac, p
     assert bad == []
 
 
-def test_a_map_not_affine_in_the_number_keeps_the_table():
-    program = parse_program(RUNNING_COUNT.replace("f * n", "f * f * n"))
-    assert not any(isinstance(op, GatedMap) for op in ops_of(program))
+def test_a_numerical_answer_not_affine_in_the_number_interpolates_where_float32_does_better():
+    """f * f * n: no affine pieces; as the answer, each value's piece is the polyline when its
+    float32 bound beats the flat steps' (as for a map of the number alone), and it stays exact."""
+    program = parse_program(RUNNING_COUNT.replace("f * n", "f * f * n"), max_len=64)
+    op = next(op for op in ops_of(program) if isinstance(op, GatedMap))
+    assert op.affine is None and op.interpolated
+    rng = random.Random(64)
+    inputs = [[rng.choice("xy") for _ in range(rng.randint(30, 64))] for _ in range(200)]
+    bad, _ = disagreements(compile_program(program), program, inputs)
+    assert bad == []
 
 
 def test_affine_pieces_fits_each_gate_value_and_refuses_a_curve():

@@ -47,8 +47,8 @@ def _carries(reader: Op, var: Var) -> bool:
     """Whether an error in `var` passes into what `reader` writes, in proportion."""
     if isinstance(reader, Linear | TableMLP):
         return True
-    if isinstance(reader, GatedMap):
-        return reader.affine is not None and reader.input is var  # steps absorb it
+    if isinstance(reader, GatedMap):  # steps absorb it, lines and polylines pass it on
+        return reader.input is var and (reader.affine is not None or bool(reader.interpolated))
     if isinstance(reader, NumericMLP):
         return reader.interpolated  # flat steps absorb it
     return isinstance(reader, Attend) and reader.value is var  # a select's features only tilt scores

@@ -9,7 +9,9 @@ exactly; so here every value g gets its own:
     affine pieces   f(x, g) = a_g x + b_g on x's values, for every g, and a numerical output:
                     one unit relu(a_g x + b_g - lo_g) (>= 0 on x's values), lo_g = min of f(., g)
     otherwise       the exact steps of numeric_mlp.step_mlp for f(., g): two units per step
-                    where f(., g) changes, none elsewhere
+                    where f(., g) changes, none elsewhere; or, for a numerical answer where
+                    float32 does better with it (interpolated_steps.py), the polyline of
+                    numeric_mlp.interpolation_mlp, one unit per value
 
 and its constant (lo_g, or f at x's lowest value, or a mirrored step's 1) is written by a unit
 relu(x[gate = g]). Every other unit u of g gets a weight -M_u on the dimension of each other
@@ -22,7 +24,7 @@ So the gate's one-hot must be exactly 0 or 1 (`exact_one_hot`: an embedding, or 
 embeddings; attention and step MLPs are off by a little, and M_u would magnify it) and never
 none (all zeros would switch every value's units on). An error in x passes through affine
 pieces times |a_g| (amplification.py counts it) and is absorbed by the steps' flat quarter-gaps,
-as in a step MLP.
+as in a step MLP; a polyline passes it on times its slope, as for a map of x alone.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ from .. import ir
 from ..infer import is_number
 from .layout import Layout
 from .linear import TOLERANCE
-from .numeric_mlp import step_mlp
-from .ops import Embed, GatedMap, Linear, NumericMLP, Op, TableMLP, Var
+from .numeric_mlp import interpolation_mlp, step_mlp
+from .ops import Embed, GatedMap, Linear, Op, TableMLP, Var
 from .pieces import MLP, stack_mlps
 
 def affine_pieces(fn: Callable, x: Var, gate: Var) -> dict | None:
@@ -74,8 +76,12 @@ def gated_map_mlp(op: GatedMap, layout: Layout) -> MLP:
     points = np.array(op.input.values, dtype=float)
     parts = []
     for g, gate_dim in zip(op.gate.values, gate_dims):
-        piece = _affine_mlp(op.affine[g], op, layout) if op.affine else step_mlp(
-            NumericMLP(op.out, op.input, lambda p, g=g: op.fn(p, g)), layout)
+        if op.affine:
+            piece = _affine_mlp(op.affine[g], op, layout)
+        elif g in op.interpolated:
+            piece = interpolation_mlp(op.piece(g), layout)
+        else:
+            piece = step_mlp(op.piece(g), layout)
         pre_activations = np.outer(points, piece.w_in[x_dim]) + piece.b_in  # [x value, unit]
         guard = 2 * np.max(np.abs(pre_activations), axis=0, initial=0.0) + 1
         for other in gate_dims:

@@ -195,9 +195,9 @@ class _Builder:
 
     def gated_map(self, out: Var, fn: Callable, first: Var, second: Var) -> GatedMap | None:
         """`out = fn(first, second)` as a GatedMap (gated_map.py) when that pass is on, one input
-        is a number and the other has an exact one-hot that is never none, and either the
-        output is categorical (steps) or fn is affine in the number for each value of the other
-        (a numerical output; other numerical ones keep the table, which writes them exactly)."""
+        is a number and the other has an exact one-hot that is never none: affine pieces when
+        the output is a number affine in the input number for each value of the other, else
+        steps (or, for a numerical answer, polylines: interpolated_steps.py)."""
         if "gated-maps" not in self.enabled:
             return None
         for x, gate, x_first in ((first, second, True), (second, first, False)):
@@ -207,11 +207,8 @@ class _Builder:
             if gate is None or gate.may_be_none:
                 continue
             number_first = fn if x_first else (lambda p, g: fn(g, p))
-            if out.encoding == ir.CATEGORICAL:
-                return GatedMap(out, x, gate, number_first)
-            affine = affine_pieces(number_first, x, gate)
-            if affine is not None:
-                return GatedMap(out, x, gate, number_first, affine)
+            affine = affine_pieces(number_first, x, gate) if out.encoding == ir.NUMERICAL else None
+            return GatedMap(out, x, gate, number_first, affine)
         return None
 
     def exact_categorical(self, var: Var) -> Var | None:

@@ -28,7 +28,7 @@ import numpy as np
 from .. import ir
 from .margins import CATEGORICAL_LEAK, INTERPOLATED_SCORE_ERROR, smallest_gap
 from .numeric_mlp import interpolation_error, step_output_error
-from .ops import Attend, Linear, NumericMLP, Op, Var, readers_of
+from .ops import Attend, GatedMap, Linear, NumericMLP, Op, Var, readers_of
 from .readout import Readout
 from .precision import ROUNDINGS, carried_magnitudes, unit_roundoff
 from .scores import CONSTANT
@@ -38,7 +38,8 @@ MAX_QUERY_ASSIGNMENTS = 10_000
 
 
 def choose_interpolated_steps(ops: list[Op], readout: Readout) -> None:
-    """Mark the NumericMLPs that may interpolate and tighten their input heads' windows."""
+    """Mark the NumericMLPs (and GatedMaps' pieces) that may interpolate and tighten their input
+    heads' windows."""
     readers = readers_of(ops)
     writer = {op.out: op for op in ops}
     carried = carried_magnitudes(ops)
@@ -46,6 +47,10 @@ def choose_interpolated_steps(ops: list[Op], readout: Readout) -> None:
     for op in ops:
         if isinstance(op, NumericMLP) and op.out.encoding == ir.NUMERICAL and _only_answers(op.out, readers, answer):
             op.interpolated = _interpolation_is_closer(op)
+            continue
+        if isinstance(op, GatedMap) and not op.affine and op.out.encoding == ir.NUMERICAL:
+            if _only_answers(op.out, readers, answer):
+                op.interpolated = frozenset(g for g in op.gate.values if _interpolation_is_closer(op.piece(g)))
             continue
         if not isinstance(op, NumericMLP) or op.out.encoding != ir.CATEGORICAL or op.out in readout.inputs:
             continue

@@ -111,8 +111,9 @@ class NumericMLP:
 @dataclass(eq=False)
 class GatedMap:
     """out = fn(input, g), g the value `gate` holds: one small MLP of the number `input` per
-    value g, which the gate's other values switch off (gated_map.py); affine pieces a x + b where
-    `affine` has them (numerical outputs), else exact steps. `gate`'s one-hot must be exact
+    value g, which the gate's other values switch off (gated_map.py): affine pieces a x + b where
+    `affine` has them (numerical outputs), else exact steps, or for the values in `interpolated`
+    (a numerical answer, interpolated_steps.py) the polyline. `gate`'s one-hot must be exact
     (embeddings, tables of them) and never none."""
 
     out: Var
@@ -120,6 +121,11 @@ class GatedMap:
     gate: Var
     fn: Callable  # (number, gate value) -> value
     affine: dict | None = None  # gate value -> (a, b)
+    interpolated: frozenset = frozenset()  # gate values whose piece is numeric_mlp.interpolation_mlp
+
+    def piece(self, g) -> NumericMLP:
+        """f(., g) as a map of the number alone."""
+        return NumericMLP(self.out, self.input, lambda p: self.fn(p, g), g in self.interpolated)
 
 
 @dataclass(eq=False)
