@@ -18,6 +18,7 @@ from __future__ import annotations
 from math import prod
 
 from ..errors import RaspValueError
+from .gated_map import hidden_units
 from .layout import Layout
 from .ops import Attend, GatedMap, Graph, NumericMLP, TableMLP
 
@@ -38,7 +39,7 @@ def check_budget(graph: Graph, layout: Layout) -> None:
         elif isinstance(op, NumericMLP):
             columns += 4 * len(op.input.values)
         elif isinstance(op, GatedMap):
-            columns += 2 * len(op.gate.values) * (1 if op.affine else 2 * len(op.input.values) + 1)
+            columns += 2 * hidden_units(op)
     estimate = layout.d_model * columns
     if estimate > MAX_PARAMETERS:
         raise RaspValueError(

@@ -70,6 +70,19 @@ def exact_one_hot(var: Var, writer_of: Callable[[Var], Op]) -> bool:
     return False
 
 
+def hidden_units(op: GatedMap) -> int:
+    """How many hidden units gated_map_mlp builds, at most: per gate value, one (affine), or two
+    per step where f(., g) changes (one per value for a polyline), and its constant's."""
+    if op.affine:
+        return 2 * len(op.gate.values)
+    total = 0
+    for g in op.gate.values:
+        answers = [op.fn(p, g) for p in op.input.values]
+        steps = sum(a != b for a, b in zip(answers, answers[1:]))
+        total += (len(answers) if g in op.interpolated else 2 * steps) + 1
+    return total
+
+
 def gated_map_mlp(op: GatedMap, layout: Layout) -> MLP:
     """The units of the module docstring, for every value of op.gate, side by side."""
     x_dim, gate_dims = layout.dims(op.input)[0], layout.dims(op.gate)
