@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.compiler.gated_map import affine_pieces, gated_map_mlp
+from rasp_compile.compiler.gated_map import affine_pieces, gated_map_mlp, hidden_units
 from rasp_compile.compiler.graph import build_graph
 from rasp_compile.compiler.layout import lay_out
 from rasp_compile.compiler.numeric_mlp import step_mlp
@@ -146,6 +146,16 @@ def float32_mlp(mlp):
 def run_mlp(mlp, residual):
     hidden = np.maximum(residual @ mlp.w_in + mlp.b_in, 0)
     return hidden, hidden @ mlp.w_out + mlp.b_out
+
+
+def test_the_budget_counts_the_units_the_map_builds():
+    """budget.py charges hidden_units(op): the units built, plus at most one constant per value."""
+    program = parse_program(PROGRAMS["a rounded count against the length (categorical steps)"], max_len=32)
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    layout = lay_out(graph)
+    for op in (op for op in graph.ops if isinstance(op, GatedMap)):
+        built = gated_map_mlp(op, layout).b_in.shape[0]
+        assert built <= hidden_units(op) <= built + len(op.gate.values)
 
 
 def test_a_gate_read_from_attention_keeps_the_table():
