@@ -16,11 +16,16 @@ from itertools import product
 from math import gcd, lcm
 from numbers import Number
 
+import numpy as np
+
 from . import ir
 from .errors import RaspTypeError, RaspValueError
 
 MAX_VALUES = 100_000
 """The largest value set an s-op may have; beyond it compiling a one-hot would be absurd."""
+
+MAX_SUM_PAIRS = 10_000_000
+"""The most (sum, value) additions one count of a mean's dynamic programming may take."""
 
 MAX_COMBINATIONS = 2_000_000
 """The most value pairs a sequence_map or select lambda is tried on (each pair is one call)."""
@@ -57,24 +62,41 @@ def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[floa
     Dynamic programming over achievable sums, count by count, exact: every value is an integer
     number of 1/scale (scale: the common denominator), so sums are integers and a mean is
     sum / (count * scale), snapped by the rule `exact_mean` uses (`_canonical_ratio`).
+
+    Distinct sums of one count are distinct means, and adding |steps| values to |sums| sums gives
+    at least |sums| + |steps| - 1 of them; so a mean bound to exceed MAX_VALUES is refused before
+    the sums are formed, and so is one whose next count would take more than MAX_SUM_PAIRS
+    additions (a mean of the running count of a mean took minutes at max_len 7 before this).
     """
     if not values:
         return set()
     exact = [Fraction(v) for v in values]
     scale = lcm(*(f.denominator for f in exact))
-    steps = {int(f * scale) for f in exact}
-    sums = {0}
+    steps = sorted({int(f * scale) for f in exact})
+    in_int64 = max(abs(steps[0]), abs(steps[-1])) * max_count < 2**62
+    sums = [0]
     means: set[float] = set()
     for count in range(1, max_count + 1):
-        sums = {s + v for s in sums for v in steps}
+        if len(sums) + len(steps) - 1 > MAX_VALUES or len(sums) * len(steps) > MAX_SUM_PAIRS:
+            raise _too_many_means(where)
+        if in_int64:
+            sums = np.unique(np.add.outer(np.array(sums, dtype=np.int64), np.array(steps, dtype=np.int64))).tolist()
+        else:
+            sums = sorted({s + v for s in sums for v in steps})
+        if len(sums) > MAX_VALUES:
+            raise _too_many_means(where)
         means.update(_canonical_ratio(s, count * scale) for s in sums)
         if len(means) > MAX_VALUES:
-            raise RaspValueError(
-                f"{describe(where)}, a numerical mean, can take more than {MAX_VALUES:,} values; "
-                "use values on a coarser grid or a smaller max_len",
-                where.loc,
-            )
+            raise _too_many_means(where)
     return means
+
+
+def _too_many_means(where: ir.SOp) -> RaspValueError:
+    return RaspValueError(
+        f"{describe(where)}, a numerical mean, can take more than {MAX_VALUES:,} values; "
+        "use values on a coarser grid or a smaller max_len",
+        where.loc,
+    )
 
 
 KIND_NAMES = {"SequenceMap": "sequence_map", "SelectorWidth": "selector_width", "SelectAnd": "selector and",

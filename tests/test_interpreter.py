@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 
 import pytest
 
 from rasp_compile import ir
 from rasp_compile.errors import InputError, Loc, RaspRuntimeError, RaspValueError
+from rasp_compile.frontend import parse_program
 from rasp_compile.infer import infer_value_sets
 from rasp_compile.interpret import OpCounter, evaluate, evaluate_many
 
@@ -194,3 +196,21 @@ def test_op_counter_counts_comparisons_and_width_additions():
     assert counter.comparisons == 1 + 1 + 0  # two selected keys at queries 0 and 1
     assert counter.additions == 2 + 2 + 1  # one per selected key of the width
     assert counter.predicate_tests == 9
+
+
+def test_a_mean_of_many_values_is_refused_without_enumerating_them():
+    """The mean of a running count (itself a mean times the length) has more than MAX_VALUES
+    possible values from max_len 7 on; inference used to spend minutes forming them first."""
+    text = """
+vocab {a, b}
+max_len 8
+causal
+x = numerical(map(lambda t: 1 if t == "a" else 0, tokens))
+f = numerical(aggregate(select(tokens, tokens, true), x))
+count = numerical(sequence_map(lambda f, n: f * n, f, length))
+output numerical(aggregate(select(tokens, tokens, true), count))
+"""
+    started = time.perf_counter()
+    with pytest.raises(RaspValueError, match="can take more than 100,000 values"):
+        parse_program(text)
+    assert time.perf_counter() - started < 60
