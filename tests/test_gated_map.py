@@ -148,6 +148,23 @@ def run_mlp(mlp, residual):
     return hidden, hidden @ mlp.w_out + mlp.b_out
 
 
+def test_gate_values_computing_the_same_function_share_one_piece():
+    """f * n > n - f * n is f > 1/2 for every length: one step of f, no switching, as small as
+    the table path (which value-classes and the linear read-out reduce to the same)."""
+    program = parse_program("""
+vocab {x, y}
+max_len 8
+causal
+frac = numerical(aggregate(select(tokens, tokens, true), numerical(map(lambda t: 1 if t == "x" else 0, tokens))))
+output sequence_map(lambda f, n: f * n > n - f * n, frac, length)
+""")
+    gated, table = compile_program(program), compile_program(program, disabled=["gated-maps"])
+    assert gated.meta["layers"] == [{"n_head": 1, "d_head": 2, "d_mlp": 2}]
+    assert n_params(gated) <= n_params(table)
+    bad, _ = disagreements(gated, program, every_input(program.vocab, program.max_len))
+    assert bad == []
+
+
 def test_the_budget_counts_the_units_the_map_builds():
     """budget.py charges hidden_units(op): the units built, plus at most one constant per value."""
     program = parse_program(PROGRAMS["a rounded count against the length (categorical steps)"], max_len=32)

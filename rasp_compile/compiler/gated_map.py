@@ -16,7 +16,8 @@ exactly; so here every value g gets its own:
 and its constant (lo_g, or f at x's lowest value, or a mirrored step's 1) is written by a unit
 relu(x[gate = g]). Every other unit u of g gets a weight -M_u on the dimension of each other
 value g' of the gate, M_u one more than the largest |pre-activation| u reaches on x's values
-(twice over). With g' on, u is 0 with that much room for error in x. With g on, the other
+(twice over). Gate values whose functions of x are the same share one MLP, switched on by the
+sum of their coordinates (a map that ignores the gate is then one plain step MLP of x). With g' on, u is 0 with that much room for error in x. With g on, the other
 dimensions are exactly 0, so u computes exactly what the ungated unit would, to the last bit
 (0 times M_u adds nothing): the float32 analysis of numeric_mlp holds as it is.
 
@@ -70,13 +71,25 @@ def exact_one_hot(var: Var, writer_of: Callable[[Var], Op]) -> bool:
     return False
 
 
-def hidden_units(op: GatedMap) -> int:
-    """How many hidden units gated_map_mlp builds, at most: per gate value, one (affine), or two
-    per step where f(., g) changes (one per value for a polyline), and its constant's."""
-    if op.affine:
-        return 2 * len(op.gate.values)
-    total = 0
+def gate_classes(op: GatedMap) -> list[list]:
+    """The gate's values grouped by the function of x they select (their affine piece, or their
+    answers on x's values), in gate order: values that compute the same share one piece."""
+    classes: dict = {}
     for g in op.gate.values:
+        key = op.affine[g] if op.affine else tuple(op.fn(p, g) for p in op.input.values)
+        classes.setdefault(key, []).append(g)
+    return list(classes.values())
+
+
+def hidden_units(op: GatedMap) -> int:
+    """How many hidden units gated_map_mlp builds, at most: per gate class, one (affine), or two
+    per step where its function changes (one per value for a polyline), and its constant's."""
+    total = 0
+    for members in gate_classes(op):
+        g = members[0]
+        if op.affine:
+            total += 2
+            continue
         answers = [op.fn(p, g) for p in op.input.values]
         steps = sum(a != b for a, b in zip(answers, answers[1:]))
         total += (len(answers) if g in op.interpolated else 2 * steps) + 1
@@ -84,27 +97,38 @@ def hidden_units(op: GatedMap) -> int:
 
 
 def gated_map_mlp(op: GatedMap, layout: Layout) -> MLP:
-    """The units of the module docstring, for every value of op.gate, side by side."""
-    x_dim, gate_dims = layout.dims(op.input)[0], layout.dims(op.gate)
+    """The units of the module docstring, for every class of the gate's values, side by side.
+    A class's units are switched on by any of its members (the sum of their coordinates, still
+    exactly 0 or 1) and off by every other value; a single class needs no switch at all."""
+    x_dim = layout.dims(op.input)[0]
+    dim_of = dict(zip(op.gate.values, layout.dims(op.gate)))
     points = np.array(op.input.values, dtype=float)
-    parts = []
-    for g, gate_dim in zip(op.gate.values, gate_dims):
+    classes = gate_classes(op)
+    parts, constant = [], np.zeros(layout.d_model)
+    for members in classes:
+        g = members[0]
         if op.affine:
             piece = _affine_mlp(op.affine[g], op, layout)
         elif g in op.interpolated:
             piece = interpolation_mlp(op.piece(g), layout)
         else:
             piece = step_mlp(op.piece(g), layout)
+        parts.append(piece)
+        if len(classes) == 1:  # the gate is never none: one of its values always holds
+            constant += piece.b_out
+            piece.b_out = np.zeros(layout.d_model)
+            continue
         pre_activations = np.outer(points, piece.w_in[x_dim]) + piece.b_in  # [x value, unit]
         guard = 2 * np.max(np.abs(pre_activations), axis=0, initial=0.0) + 1
-        for other in gate_dims:
-            if other != gate_dim:
-                piece.w_in[other] = -guard
-        parts.append(piece)
+        for other in op.gate.values:
+            if other not in members:
+                piece.w_in[dim_of[other]] = -guard
         if piece.b_out.any():
-            parts.append(_constant_mlp(gate_dim, piece.b_out, layout))
+            parts.append(_constant_mlp([dim_of[m] for m in members], piece.b_out, layout))
             piece.b_out = np.zeros(layout.d_model)
-    return stack_mlps(parts, layout.d_model)
+    mlp = stack_mlps(parts, layout.d_model)
+    mlp.b_out = mlp.b_out + constant
+    return mlp
 
 
 def _affine_mlp(line: tuple[float, float], op: GatedMap, layout: Layout) -> MLP:
@@ -119,8 +143,9 @@ def _affine_mlp(line: tuple[float, float], op: GatedMap, layout: Layout) -> MLP:
     return MLP(w_in, np.array([b - low]), out[None, :], low * out)
 
 
-def _constant_mlp(gate_dim: int, constant: np.ndarray, layout: Layout) -> MLP:
-    """One unit relu(x[gate = g]) writing `constant`: 1 exactly when the gate holds g."""
+def _constant_mlp(gate_dims: list[int], constant: np.ndarray, layout: Layout) -> MLP:
+    """One unit relu(sum of the class's gate coordinates) writing `constant`: 1 exactly when the
+    gate holds one of the class's values."""
     w_in = np.zeros((layout.d_model, 1))
-    w_in[gate_dim, 0] = 1.0
+    w_in[gate_dims, 0] = 1.0
     return MLP(w_in, np.zeros(1), constant[None, :], np.zeros(layout.d_model))
