@@ -40,11 +40,15 @@ from .pieces import MLP
 
 def step_mlp(op: NumericMLP, layout: Layout) -> MLP:
     points = op.input.values
-    encoded = [layout.vector(op.out.encode(op.fn(p))) for p in points]
+    answers = [op.fn(p) for p in points]
+    vectors = {a: layout.vector(op.out.encode(a)) for a in dict.fromkeys(answers)}  # often few, for many points
+    encoded = [vectors[a] for a in answers]
     x_dim = layout.dims(op.input)[0]
     columns_in, biases, rows_out = [], [], []
     constant = encoded[0].copy()
     for i in range(1, len(points)):
+        if encoded[i] is encoded[i - 1]:
+            continue  # the same answer
         change = encoded[i] - encoded[i - 1]
         if not change.any():
             continue

@@ -123,9 +123,16 @@ class GatedMap:
     affine: dict | None = None  # gate value -> (a, b)
     interpolated: frozenset = frozenset()  # gate values whose piece is numeric_mlp.interpolation_mlp
 
+    @cached_property
+    def answers(self) -> dict:
+        """gate value -> fn at each of the input's values, in order (computed once: the input
+        may have thousands of values and the gate dozens)."""
+        return {g: tuple(self.fn(p, g) for p in self.input.values) for g in self.gate.values}
+
     def piece(self, g) -> NumericMLP:
         """f(., g) as a map of the number alone."""
-        return NumericMLP(self.out, self.input, lambda p: self.fn(p, g), g in self.interpolated)
+        at = dict(zip(self.input.values, self.answers[g]))
+        return NumericMLP(self.out, self.input, at.__getitem__, g in self.interpolated)
 
 
 @dataclass(eq=False)

@@ -85,8 +85,7 @@ def check_precision(graph: Graph, dtype) -> None:
             _check_steps(op.input, answers, carried, dtype, reader=op.out)
         elif isinstance(op, GatedMap) and not op.affine:
             for g in (g for g in op.gate.values if g not in op.interpolated):
-                answers = [op.fn(p, g) for p in op.input.values]
-                _check_steps(op.input, answers, carried, dtype, reader=op.out)
+                _check_steps(op.input, list(op.answers[g]), carried, dtype, reader=op.out)
     readout = graph.readout
     if readout.classes is not None and readout.inputs[0].encoding == ir.NUMERICAL:
         number = readout.inputs[0]
