@@ -215,11 +215,25 @@ def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int) -> set:
         default = 0 if node.default is None else node.default
         if not is_number(default):
             raise RaspTypeError(f"a numerical aggregate needs a numeric default, not {default!r}", node.loc)
-        return possible_means(inner, n, node) | {default}
+        return possible_means(inner, most_selected(node.selector, sets, n), node) | {default}
     values = set(inner)
     if node.default is not None:
         values.add(node.default)
     return values
+
+
+def most_selected(selector: ir.Selector, sets: ValueSets, n: int) -> int:
+    """The most keys `selector` can select for one query, as far as the value sets tell: a select
+    on `indices` as keys selects, for a query value q, the indices k with pred(k, q) (a shift,
+    k == q - 1, selects at most one); an `and` at most what either part does, an `or` their sum;
+    anything else up to n. A mean of at most m keys takes only the means of m values or fewer."""
+    if isinstance(selector, ir.Select) and isinstance(selector.keys, ir.Indices):
+        return max((sum(selector.holds(k, q) for k in range(n)) for q in sets[selector.queries]), default=0)
+    if isinstance(selector, ir.SelectAnd):
+        return min(most_selected(selector.first, sets, n), most_selected(selector.second, sets, n))
+    if isinstance(selector, ir.SelectOr):
+        return min(n, most_selected(selector.first, sets, n) + most_selected(selector.second, sets, n))
+    return n
 
 
 def _check_combinations(node: ir.Node, first: frozenset, second: frozenset) -> None:

@@ -73,6 +73,14 @@ max_len 5
 m = numerical(aggregate(select(tokens, tokens, !=), numerical(map(lambda i: i, indices)), default=-1))
 output sequence_map(lambda t, x: "hi" if x > 1 and t == "a" else ("lo" if x < 0.5 else t), tokens, m)
 """,
+    "the running count shifted by one (a mean over at most one key)": """
+vocab {a, b}
+max_len 6
+causal
+f = numerical(aggregate(select(tokens, tokens, true), numerical(map(lambda t: 1 if t == "a" else 0, tokens))))
+count = numerical(sequence_map(lambda f, n: f * n, f, length))
+output numerical(aggregate(select(indices, indices, lambda k, q: k == q - 1), count, default=-1))
+""",
     "numerical gate held by the embedding": """
 vocab {1, 2, 3}
 max_len 5

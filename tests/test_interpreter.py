@@ -214,3 +214,20 @@ output numerical(aggregate(select(tokens, tokens, true), count))
     with pytest.raises(RaspValueError, match="can take more than 100,000 values"):
         parse_program(text)
     assert time.perf_counter() - started < 60
+
+
+def test_a_mean_over_at_most_one_key_takes_only_the_values_it_reads():
+    """A shift (k == q - 1 on indices) selects at most one key: the previous running count takes
+    the running count's values (and the default), not every mean of them, so it compiles at 64."""
+    text = """
+vocab {a, b}
+max_len 64
+causal
+f = numerical(aggregate(select(tokens, tokens, true), numerical(map(lambda t: 1 if t == "a" else 0, tokens))))
+count = numerical(sequence_map(lambda f, n: f * n, f, length))
+output numerical(aggregate(select(indices, indices, lambda k, q: k == q - 1), count, default=-1))
+"""
+    program = parse_program(text)
+    sets = infer_value_sets(program)
+    assert sets[program.output] == sets[program.output.sop] | {-1}
+    assert evaluate(program, ["a", "b", "a", "a"]) == [-1, 1, 1, 2]
