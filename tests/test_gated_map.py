@@ -214,9 +214,11 @@ def test_a_numerical_answer_not_affine_in_the_number_interpolates_where_float32_
 def test_affine_pieces_fits_each_gate_value_and_refuses_a_curve():
     x = Var("x", "numerical", (0, 0.25, 0.5, 1))
     gate = Var("g", "categorical", ("p", "q"))
-    assert affine_pieces(lambda v, g: 3 * v - 1 if g == "p" else 5, x, gate) == {"p": (3.0, -1.0), "q": (0.0, 5.0)}
-    assert affine_pieces(lambda v, g: v * v if g == "q" else v, x, gate) is None
-    assert affine_pieces(lambda v, g: "big" if v > 0.5 else "small", x, gate) is None
+    out = Var("out", "numerical", ())
+    fit = lambda fn: affine_pieces(GatedMap(out, x, gate, fn))  # noqa: E731
+    assert fit(lambda v, g: 3 * v - 1 if g == "p" else 5) == {"p": (3.0, -1.0), "q": (0.0, 5.0)}
+    assert fit(lambda v, g: v * v if g == "q" else v) is None
+    assert fit(lambda v, g: "big" if v > 0.5 else "small") is None
 
 
 GATES = {"tokens": ("tokens", ["a", "b", "c"]), "indices": ("indices", None), "length": ("length", None)}

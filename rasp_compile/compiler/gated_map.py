@@ -42,13 +42,12 @@ from .numeric_mlp import interpolation_mlp, step_mlp
 from .ops import Embed, GatedMap, Linear, Op, TableMLP, Var
 from .pieces import MLP, stack_mlps
 
-def affine_pieces(fn: Callable, x: Var, gate: Var) -> dict | None:
-    """gate value -> (a, b) when fn(x, g) = a x + b on x's values (to linear.TOLERANCE, relative)
-    for every value g of the gate; None when some g's values are not numbers on one line."""
-    points = [float(p) for p in x.values]
+def affine_pieces(op: GatedMap) -> dict | None:
+    """gate value -> (a, b) when f(x, g) = a x + b on x's values (to linear.TOLERANCE, relative)
+    for every value g of the gate (op.answers); None when some g's values are not numbers on one line."""
+    points = [float(p) for p in op.input.values]
     pieces = {}
-    for g in gate.values:
-        answers = [fn(p, g) for p in x.values]
+    for g, answers in op.answers.items():
         if not all(is_number(y) for y in answers):
             return None
         ys = [float(y) for y in answers]

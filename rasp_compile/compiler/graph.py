@@ -206,9 +206,10 @@ class _Builder:
             gate = self.exact_categorical(gate)
             if gate is None or gate.may_be_none:
                 continue
-            number_first = fn if x_first else (lambda p, g: fn(g, p))
-            affine = affine_pieces(number_first, x, gate) if out.encoding == ir.NUMERICAL else None
-            return GatedMap(out, x, gate, number_first, affine)
+            op = GatedMap(out, x, gate, fn if x_first else (lambda p, g: fn(g, p)))
+            if out.encoding == ir.NUMERICAL:
+                op.affine = affine_pieces(op)  # from the same table of answers the steps would use
+            return op
         return None
 
     def exact_categorical(self, var: Var) -> Var | None:
