@@ -198,13 +198,12 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> se
     if isinstance(node, ir.SelectorWidth):
         return set(range(0, n + 1))
     if isinstance(node, ir.Map):
-        return {call_checked(node.fn, (x,), node) for x in sets[node.inner]}
+        return _distinct_values((call_checked(node.fn, (x,), node) for x in sets[node.inner]), node)
     if isinstance(node, ir.SequenceMap):
         _check_combinations(node, sets[node.first], sets[node.second])
-        return {
-            call_checked(node.fn, (x, y), node)
-            for x, y in product(sets[node.first], sets[node.second])
-        }
+        return _distinct_values(
+            (call_checked(node.fn, (x, y), node) for x, y in product(sets[node.first], sets[node.second])), node
+        )
     if isinstance(node, ir.Aggregate):
         return _aggregate_values(node, sets, n)
     raise TypeError(f"no value-set rule for {type(node).__name__}")
@@ -223,10 +222,33 @@ def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int) -> set:
         if not is_number(default):
             raise RaspTypeError(f"a numerical aggregate needs a numeric default, not {default!r}", node.loc)
         return possible_means(inner, most_selected(node.selector, sets, n), node) | {default}
-    values = set(inner)
-    if node.default is not None:
-        values.add(node.default)
-    return values
+    if node.default is None:
+        return set(inner)
+    return _distinct_values([*inner, node.default], node)
+
+
+def _distinct_values(values, node: ir.SOp) -> set:
+    """The set of `values`; for a categorical s-op, RaspValueError if a boolean and a number equal
+    to it both occur (false and 0, true and 1.0): one value to a set, and so to the model's
+    one-hot, which would print it as whichever came first where the interpreter shows the other."""
+    if node.encoding == ir.NUMERICAL:
+        return set(values)
+    kept: dict = {}
+    for value in values:
+        first = kept.setdefault(value, value)
+        if isinstance(first, bool) != isinstance(value, bool):
+            shown = sorted((first, value), key=lambda v: not isinstance(v, bool))
+            raise RaspValueError(
+                f"{describe(node)} takes both {_spelled(shown[0])} and {shown[1]!r}, which a categorical "
+                "s-op cannot tell apart (they are equal); use booleans or numbers, not both",
+                node.loc,
+            )
+    return set(kept)
+
+
+def _spelled(value) -> str:
+    """A value as the language writes it: true / false for booleans."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 def most_selected(selector: ir.Selector, sets: ValueSets, n: int) -> int:

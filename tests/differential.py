@@ -17,7 +17,7 @@ NUMERICAL_TOLERANCE = 1e-5
 def same_value(expected, got, numerical: bool) -> bool:
     if numerical:
         return math.isclose(float(got), float(expected), rel_tol=NUMERICAL_TOLERANCE, abs_tol=NUMERICAL_TOLERANCE)
-    return expected == got and (expected is None) == (got is None)
+    return expected == got and (expected is None) == (got is None) and isinstance(expected, bool) == isinstance(got, bool)
 
 
 def disagreements(model: Model, program: ir.Program, inputs: list[list]) -> tuple[list, int]:

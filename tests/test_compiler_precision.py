@@ -243,3 +243,26 @@ def test_a_table_unit_that_should_be_0_stays_exactly_0_under_input_error():
     residual = np.array([0, 0.1, 0.9, 0.05, 0.95, 0.1, 0])  # x = 1, y = p, both a little off
     hidden = np.maximum(residual @ mlp.w_in + mlp.b_in, 0)
     assert np.count_nonzero(hidden) == 1  # only (1, p) fires; (0, p), (2, p), (1, q), ... are exactly 0
+
+
+@pytest.mark.parametrize("output", [
+    "numerical(m * 1000 + 5)",  # a line in m: no MLP at all
+    "numerical(map(lambda v: v * v, m * 10))",  # a step MLP of m, as if written in one map
+    "numerical((m * 10) + length)",  # a line in m and the length
+    "numerical(sequence_map(lambda c, i: c * c + i, m * 10, indices))",  # a table over the view
+])
+def test_a_number_read_back_from_a_categorical_view_of_a_mean_stays_exact(output: str):
+    """`m * 1000` is a categorical map of the mean m (a step MLP's one-hot of ~2,400 values).
+    A number made of it is not folded onto those steps, whose float32 roundings would add up in
+    one coordinate (7.0 for 5, and -1 for 0, at max_len 20): it is computed from m itself."""
+    n = 8 if "sequence_map" in output else 20  # the table's size grows as n^3
+    program = parse_program(
+        f"vocab {{a, b}}\nmax_len {n}\n"
+        "m = numerical(aggregate(select(indices, indices, <=), numerical(indices)))\n"
+        f"output {output}\n"
+    )
+    model = compile_program(program)
+    rng = random.Random(7)
+    inputs = [["a"] * k for k in range(1, n + 1)] + [[rng.choice("ab") for _ in range(rng.randint(1, n))] for _ in range(100)]
+    bad, checked = disagreements(model, program, inputs)
+    assert checked == len(inputs) and bad == []

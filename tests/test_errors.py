@@ -100,6 +100,8 @@ CORPUS = [
     ("constant_division_by_zero", H + "n = 1 % 0\noutput tokens", RaspValueError, 3, 7, "cannot compute '%' on these constants"),
     ("lambda_compares_str_with_int", H + "x = map(lambda t: t < 1, tokens)\noutput x", RaspValueError, 3, 9, "'<' not supported"),
     ("lambda_string_repetition", H + "x = map(lambda t: t * 3, tokens)\noutput x", RaspValueError, 3, 9, "string repetition is not allowed"),
+    ("default_0_beside_booleans", H + 'x = aggregate(select(indices, indices, <), tokens == "a", default=0)\noutput x', RaspValueError, 3, 5, "takes both false and 0"),
+    ("map_true_beside_1", H + 'x = map(lambda t: true if t == "a" else 1.0, tokens)\noutput x', RaspValueError, 3, 5, "takes both true and 1.0"),
     ("select_incomparable", H + "x = selector_width(select(tokens, indices, <))\noutput x", RaspValueError, 3, 20, "select cannot compare key"),
     ("max_len_zero", "vocab {a}\nmax_len 0\noutput tokens", RaspValueError, 2, 9, "max_len must be a whole number from 1"),
     ("max_len_fraction", "vocab {a}\nmax_len 2.5\noutput tokens", RaspValueError, 2, 9, "got 2.5"),

@@ -47,6 +47,9 @@ def make(lam: str, **constants):
         ("lambda x: abs(x)", (-4.5,), 4.5),
         ("lambda x: round(x)", (2.5,), 2),
         ("lambda x: round(x, 1)", (2.25,), 2.2),
+        ("lambda x: round(x, -2)", (1250,), 1200),
+        ("lambda x: round(x, -1000000000)", (10**18,), 0),  # was 10**(10**9): minutes
+        ("lambda x: round(x, -1000000000)", (-1.5e300,), -0.0),
         ("lambda x: int(x)", ("12",), 12),
         ("lambda x: float(x) / 4", (1,), 0.25),
         ("lambda x: true if x else false", (1,), True),

@@ -19,7 +19,7 @@ selects on different s-ops in a way one attention score cannot add up, it adds a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import product
+from itertools import combinations, product
 from typing import Callable
 
 from .. import ir
@@ -29,10 +29,15 @@ from .gated_map import affine_pieces, exact_one_hot
 from .head_features import fold_head_features
 from .interpolated_steps import choose_interpolated_steps
 from .linear import linear_form
+from .numeric_mlp import step_output_error
 from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
-from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP, Var, op_inputs
+from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP, Var, coordinate, op_inputs
 from .scores import Score, score_columns
 from .selectors import normalize_selector
+
+FOLD_TOLERANCE = 1e-6
+"""The float32 error, relative to its largest value, a number may take folded onto the steps of
+a categorical view (GraphBuilder.linear): a tenth of what a numerical answer is checked to."""
 
 
 @dataclass
@@ -109,10 +114,37 @@ class _Builder:
         return self.position_features[key]
 
     def linear(self, out: Var, fn: Callable, inputs: tuple[Var, ...]) -> Linear | None:
-        """`out = fn(*inputs)` as a Linear op when that pass is on and the map is linear."""
+        """`out = fn(*inputs)` as a Linear op when that pass is on and the map is linear.
+
+        A number read back from a categorical view of a number x (a step MLP's one-hot) is
+        first tried as a function of x itself: folded onto the view, the number would be one sum
+        over all of its steps, whose float32 roundings add up (3.0 off for `m * 1000 + 5`, m a
+        mean of 20 indices), while a line in x is exact to x's own rounding and needs no MLP.
+        When it is not a line, it is folded onto the view only while numeric_mlp's bound on that
+        sum stays within FOLD_TOLERANCE of its values; else _map_op makes it a step MLP of x (or
+        a polyline: interpolated_steps.py), and a sequence_map a table over the view."""
         if "fold-linear" not in self.enabled:
             return None
-        return linear_form(out, fn, inputs, self.writer.get)
+        views = [self.viewed_number(x) for x in inputs] if out.encoding == ir.NUMERICAL else []
+        if not any(views):
+            return linear_form(out, fn, inputs, self.writer.get)
+        tolerance = FOLD_TOLERANCE * max(1.0, _largest(out.values))
+        present = [view for view in views if view]
+        for k in range(len(present), -1, -1):  # read through as many views as stay linear
+            for through in combinations(present, k):
+                chosen = [view if view in through else None for view in views]
+                numbers = tuple(view.input if view else x for view, x in zip(chosen, inputs))
+                form = linear_form(out, _compose_each(fn, [view and view.fn for view in chosen]), numbers, self.writer.get)
+                if form is not None and _fold_error(form, [v for v in present if v not in through]) <= tolerance:
+                    return form
+        return None
+
+    def viewed_number(self, var: Var) -> NumericMLP | None:
+        """The step MLP whose one-hot `var` is, when var is a categorical view of a number."""
+        writer = self.writer.get(var)
+        if var.encoding == ir.CATEGORICAL and isinstance(writer, NumericMLP):
+            return writer
+        return None
 
     def linear_feature(self, label: str, var: Var, fn: Callable) -> Var:
         """A numerical variable sum_v fn(v) x[var = v], written by var's own writer."""
@@ -178,6 +210,9 @@ class _Builder:
         linear = self.linear(out, fn, (inner,))
         if linear is not None:
             return linear
+        view = self.viewed_number(inner)
+        if view is not None and out.encoding == ir.NUMERICAL:  # a number of a number (linear's docstring)
+            return NumericMLP(out, view.input, _compose(fn, view.fn))
         if inner.encoding == ir.CATEGORICAL:
             return TableMLP(out, (inner,), fn)
         return NumericMLP(out, inner, fn)
@@ -270,6 +305,28 @@ class _Builder:
 
 def _compose(outer: Callable, inner: Callable) -> Callable:
     return lambda v: outer(inner(v))
+
+
+def _fold_error(folded: Linear, views: list[NumericMLP]) -> float:
+    """numeric_mlp's bound on the float32 error of `folded`'s number written by the step MLPs
+    of `views` (categorical views it reads): each view's steps, weighted by the number's change
+    between neighbouring values of the view's input."""
+    label = coordinate(folded.out, None)
+    error = 0.0
+    for view in views:
+        points = view.input.values
+        answers = [folded.weights.get((view.out, view.fn(p)), {}).get(label, 0.0) for p in points]
+        error += step_output_error(points, answers)
+    return error
+
+
+def _largest(values) -> float:
+    return max((abs(float(v)) for v in values), default=0.0)
+
+
+def _compose_each(outer: Callable, inners: list[Callable | None]) -> Callable:
+    """outer(inner_1(a_1), inner_2(a_2), ...), an inner of None passing its argument as it is."""
+    return lambda *args: outer(*(inner(a) if inner else a for inner, a in zip(inners, args)))
 
 
 def _sort_key(value):
