@@ -94,6 +94,8 @@ def _read_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[np.dt
         if version not in NPY_HEADER_READERS:
             raise ValueError(f".npy format version {version} is not supported")
         shape, _, dtype = NPY_HEADER_READERS[version](f)
+        if not all(type(n) is int for n in shape):  # numpy's reader lets (True, 9) through
+            raise ValueError(f"its header's shape {shape} is not a tuple of whole numbers")
         if dtype.itemsize == 0 or min(shape, default=1) < 1:  # every SPEC array has elements
             raise ValueError(f"empty array ({dtype} {list(shape)})")
         return dtype, shape, f.tell()

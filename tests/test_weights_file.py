@@ -215,6 +215,7 @@ BAD_FILES = {  # name: (writer of the bad file, words the message must contain)
                                    "array 'wte': its header describes 80,000,000,000 bytes of data"),
     "header claims an empty array": (with_header("wte", (2**62, 0)),
                                      "array 'wte' is unreadable: empty array"),
+    "header shape of a boolean": (with_header("wte", (True, 9)), "is not a tuple of whole numbers"),
 }
 
 
