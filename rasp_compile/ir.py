@@ -282,7 +282,8 @@ class Program:
     """A whole program: what it outputs, over which vocab, up to which length, causal or not.
 
     `source` is the `.rasp` text it came from (None for programs built in Python); `filename`
-    names it in messages.
+    names it in messages, and `output_loc` is where the output's expression is written (errors
+    about the whole model point there when the output s-op itself has no place, as `tokens`).
     """
 
     output: SOp
@@ -292,6 +293,7 @@ class Program:
     source: str | None = None
     filename: str = "<program>"
     output_name: str = "output"
+    output_loc: Loc | None = None
 
     def __post_init__(self):
         self.vocab = tuple(self.vocab)

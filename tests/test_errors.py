@@ -208,3 +208,19 @@ def test_models_beyond_the_parameter_budget_are_refused_before_building():
     with pytest.raises(RaspValueError, match="more than this compiler builds") as refused:
         compile_program(parse_program(source))
     assert refused.value.line == 123  # where the output s-op is written
+
+
+def test_a_model_too_large_whose_output_is_tokens_is_refused_at_the_output_statement():
+    """`tokens` is one built-in node, written nowhere: the refusal points at `output tokens`."""
+    vocab = ", ".join(f"v{i}" for i in range(7_200))
+    with pytest.raises(RaspValueError, match="more than this compiler builds") as refused:
+        compile_program(parse_program(f"vocab {{{vocab}}}\nmax_len 3\noutput tokens\n"))
+    assert (refused.value.line, refused.value.col) == (3, 8)
+
+
+def test_a_vocab_too_large_for_any_model_is_refused_before_the_graph_is_built():
+    """wte alone is vocab x d_model, d_model >= vocab: 20,000 tokens are refused at once (the
+    read-out's identity matrix took 3 s and 3 GB before the layout's budget check)."""
+    vocab = ", ".join(f"v{i}" for i in range(20_000))
+    with pytest.raises(RaspValueError, match="at least 400,000,000 parameters"):
+        compile_program(parse_program(f"vocab {{{vocab}}}\nmax_len 3\noutput tokens == \"v1\"\n"))

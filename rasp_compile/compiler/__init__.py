@@ -23,7 +23,7 @@ from ..errors import recursion_refused
 from ..infer import ValueSets, infer_value_sets
 from ..model import Model, validate
 from .assemble import assemble
-from .budget import check_budget
+from .budget import check_budget, check_vocab_budget
 from .graph import build_graph
 from .layout import lay_out
 from .precision import check_precision
@@ -63,9 +63,10 @@ def compile_program(
     enabled = frozenset(OPTIMIZATIONS) - set(disabled)
     if max_len is not None and max_len != program.max_len:
         program = dataclasses.replace(program, max_len=max_len)
-    with recursion_refused(program.output.loc):
+    with recursion_refused(program.output.loc or program.output_loc):
         if value_sets is None:
             value_sets = infer_value_sets(program)
+        check_vocab_budget(program, value_sets)
         graph = build_graph(program, value_sets, enabled)
         check_precision(graph, dtype)
         embeds, blocks = schedule(graph)

@@ -10,14 +10,18 @@ d_model rows or columns, so a model costs about d_model times the number of colu
 
 We count every one of those (hidden units at most: a table's combinations, two per step) and
 stop at MAX_PARAMETERS, with the estimate in the message, instead of running for minutes into
-gigabytes of memory.
+gigabytes of memory. Before the graph is even built, `check_vocab_budget` refuses what no
+layout can save: wte alone is vocab x d_model and the read-out classes x d_model, with d_model
+at least either (a 40,000-token vocab took 23 s and a 13 GB identity read-out before).
 """
 
 from __future__ import annotations
 
 from math import prod
 
+from .. import ir
 from ..errors import RaspValueError
+from ..infer import ValueSets
 from .gated_map import hidden_units
 from .layout import Layout
 from .ops import Attend, GatedMap, Graph, NumericMLP, TableMLP
@@ -25,6 +29,14 @@ from .ops import Attend, GatedMap, Graph, NumericMLP, TableMLP
 MAX_PARAMETERS = 100_000_000
 """About 400 MB of float32 per copy: far above any library program (the largest, most_freq at
 max_len 64, has 0.6 million), far below what runs a machine out of memory."""
+
+
+def check_vocab_budget(program: ir.Program, value_sets: ValueSets) -> None:
+    """Raise check_budget's error (at the output) when the vocab or the output's values alone,
+    squared, pass MAX_PARAMETERS."""
+    widest = max(len(program.vocab), len(value_sets.get(program.output, ())))
+    if widest * widest > MAX_PARAMETERS:
+        raise _too_large(program, widest * widest, widest, bound="at least")
 
 
 def check_budget(graph: Graph, layout: Layout) -> None:
@@ -42,9 +54,14 @@ def check_budget(graph: Graph, layout: Layout) -> None:
             columns += 2 * hidden_units(op)
     estimate = layout.d_model * columns
     if estimate > MAX_PARAMETERS:
-        raise RaspValueError(
-            f"the model would need about {estimate:,} parameters (d_model {layout.d_model:,}), more "
-            f"than this compiler builds ({MAX_PARAMETERS:,}): the s-ops' value sets are too large; "
-            f"use fewer values (a smaller vocab or max_len, or maps that keep fewer values)",
-            graph.program.output.loc,
-        )
+        raise _too_large(graph.program, estimate, layout.d_model)
+
+
+def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "about") -> RaspValueError:
+    width = f"{d_model:,}" if bound == "about" else f"{bound} {d_model:,}"  # a layout's is exact
+    return RaspValueError(
+        f"the model would need {bound} {estimate:,} parameters (d_model {width}), more "
+        f"than this compiler builds ({MAX_PARAMETERS:,}): the s-ops' value sets are too large; "
+        f"use fewer values (a smaller vocab or max_len, or maps that keep fewer values)",
+        program.output.loc or program.output_loc,
+    )
