@@ -28,6 +28,7 @@ from typing import Callable, NoReturn, Union
 
 from . import ast, ir, lambda_eval
 from .errors import Loc, RaspNameError, RaspTypeError, RaspValueError
+from .model import token_key
 
 Value = Union[ir.SOp, ir.Selector, ir.Value]
 
@@ -449,12 +450,14 @@ def _check_distinct(params: list[ast.Name]) -> None:
 def _vocab(decl: ast.Vocab) -> tuple[ir.Value, ...]:
     if not decl.items:
         raise RaspValueError("vocab must list at least one token", decl.loc)
-    seen: dict[ir.Value, None] = {}  # a dict: a list's `in` made a 40,000-token vocab take 10 s
+    seen: dict = {}  # token_key -> value; a list's `in` made a 40,000-token vocab take 10 s
     for item in decl.items:
-        if item.value in seen:
-            raise RaspValueError(f"vocab lists {literal_text(item.value)} twice", item.loc)
-        seen[item.value] = None
-    return tuple(seen)
+        key = token_key(item.value)  # as the weights file tells tokens apart: numbers as floats
+        if key in seen:
+            same = "" if seen[key] == item.value else f" (as {literal_text(seen[key])}: one number as a float)"
+            raise RaspValueError(f"vocab lists {literal_text(item.value)} twice{same}", item.loc)
+        seen[key] = item.value
+    return tuple(seen.values())
 
 
 def _max_len(decl: ast.MaxLen) -> int:
