@@ -32,9 +32,10 @@ max_len 64, has 0.6 million), far below what runs a machine out of memory."""
 
 
 def check_vocab_budget(program: ir.Program, value_sets: ValueSets) -> None:
-    """Raise check_budget's error (at the output) when the vocab or the output's values alone,
-    squared, pass MAX_PARAMETERS."""
-    widest = max(len(program.vocab), len(value_sets.get(program.output, ())))
+    """Raise check_budget's error (at the output) when the vocab or a categorical output's values
+    alone, squared, pass MAX_PARAMETERS."""
+    classes = len(value_sets.get(program.output, ())) if program.output.encoding == ir.CATEGORICAL else 0
+    widest = max(len(program.vocab), classes)
     if widest * widest > MAX_PARAMETERS:
         raise _too_large(program, widest * widest, widest, bound="at least")
 
