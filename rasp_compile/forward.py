@@ -25,6 +25,12 @@ from .errors import InputError, WeightsError
 from .ir import Value
 from .model import Model, token_key
 
+MAX_SCORE_BYTES = 2**30
+"""The attention scores one `logits` call of `predict` may hold: larger batches are split."""
+
+SCORE_COPIES = 3
+"""Arrays of the scores' size alive at once in `attention`: the scores, their exp, the weights."""
+
 
 def relu(x):  # [...] -> [...]
     return np.maximum(x, 0)
@@ -192,13 +198,27 @@ def _token_logits(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # -> 
         return np.zeros((len(inputs), 0, model.n_out), model.dtype)
     if n <= max_len:
         ids = np.array([encode(model, tokens) for tokens in inputs], dtype=np.int64)
-        return logits(model, ids)[:, ids.shape[1] - n:]
+        rows = _rows_per_call(model, ids.shape[1])
+        parts = [logits(model, ids[start:start + rows]) for start in range(0, len(ids), rows)]
+        return np.concatenate(parts)[:, ids.shape[1] - n:]
     if not model.meta["causal"]:
         raise InputError(f"input of {n} tokens is longer than max_len {max_len}")
     first = _token_logits(model, [tokens[:max_len] for tokens in inputs])  # [batch, max_len, n_out]
     windows = [tokens[end - max_len:end] for tokens in inputs for end in range(max_len + 1, n + 1)]
     later = _token_logits(model, windows)[:, -1].reshape(len(inputs), n - max_len, -1)
     return np.concatenate([first, later], axis=1)
+
+
+def _rows_per_call(model: Model, n_ctx: int) -> int:
+    """How many sequences of n_ctx positions one `logits` call may take, their attention scores
+    (and the softmax's copies of them) within MAX_SCORE_BYTES; InputError when not even one fits
+    (a file declaring max_len 60,000 made a 30,000-token input allocate tens of GB)."""
+    heads = max((layer["n_head"] for layer in model.meta["layers"]), default=0)
+    per_sequence = SCORE_COPIES * max(heads, 1) * n_ctx * n_ctx * model.dtype.itemsize
+    if per_sequence > MAX_SCORE_BYTES:
+        raise InputError(f"an input of {n_ctx} positions needs {per_sequence / 1e9:.1f} GB for its attention "
+                         f"scores, more than this forward pass takes ({MAX_SCORE_BYTES / 1e9:.1f} GB)")
+    return max(1, MAX_SCORE_BYTES // per_sequence)
 
 
 def _decode(model: Model, token_logits: np.ndarray) -> list[Value]:  # [n, n_out] -> n values

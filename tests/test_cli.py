@@ -356,3 +356,29 @@ def test_a_fifo_or_a_directory_is_refused_without_reading_it(capsys, tmp_path):
     folder.mkdir()
     assert "a directory, not a program file" in one_line_error(capsys, compile_cmd.main, folder)
     assert "a directory, not an .npz weights file" in one_line_error(capsys, run_cmd.main, tmp_path, "aa")
+
+
+def test_emit_targets_that_cannot_take_weights_are_refused_before_compiling(capsys, tmp_path):
+    """An existing FIFO blocked the write forever; a name too long raised OSError from pathlib."""
+    fifo = tmp_path / "out.npz"
+    os.mkfifo(fifo)
+    assert "is a FIFO" in one_line_error(capsys, compile_cmd.main, AAB, "--emit", str(fifo))
+    assert "too long" in one_line_error(capsys, compile_cmd.main, AAB, "--emit", str(tmp_path / ("x" * 300)))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("module, argv", [("compile_cmd", [AAB, "--json"]), ("run_cmd", [AAB, "aab"])])
+def test_an_unwritable_output_is_one_line_and_status_2(module, argv):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", f"rasp_compile.cli.{module}", *map(str, argv)],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr == "error: cannot write the output: No space left on device\n"
+
+
+def test_an_input_whose_attention_would_not_fit_in_memory_is_refused(capsys, tmp_path):
+    """A valid weights file may declare any max_len: 30,000 positions would need 10.8 GB of scores."""
+    model = compile(load_program(AAB))
+    model.meta["max_len"] = 30_000
+    model.params["wpe"] = np.zeros((30_001, model.params["wpe"].shape[1]), model.dtype)
+    save(model, tmp_path / "long.npz")
+    assert "GB for its attention scores" in one_line_error(capsys, run_cmd.main, tmp_path / "long.npz", "a" * 30_000)

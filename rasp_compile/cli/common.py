@@ -61,7 +61,8 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
     """Parse `argv` and run `body`; the only place where errors become messages and statuses."""
     try:
         status = body(parser.parse_args(argv))
-        sys.stdout.flush()  # here, not at exit: a reader that left is then a BrokenPipeError below
+        if sys.stdout is not None:  # None: started with standard output closed
+            sys.stdout.flush()  # here, not at exit: a reader that left is then a BrokenPipeError below
         return status
     except SystemExit as done:  # --help and --version exit through argparse
         return int(done.code or 0)
@@ -75,8 +76,18 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
         print(format_error(error, None), file=sys.stderr)
         return 1
     except BrokenPipeError:  # the reader left (`rasp-run ... | head`): stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
+        _quiet_stdout()
         return 141  # 128 + SIGPIPE: the status a shell shows for `cat` stopped by a closed pipe
+    except OSError as error:  # standard output unwritable (a full disk, /dev/full)
+        _quiet_stdout()
+        print(f"error: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        return 2
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so that the flush at exit raises nothing more."""
+    if sys.stdout is not None:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 @contextmanager

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from .. import ir
 from ..compiler import OPTIMIZATIONS
+from ..errors import special_file
 from ..flops import count_flops
 from ..infer import ValueSets
 from ..lower import MAX_LEN_LIMIT
@@ -43,11 +45,18 @@ def file_name(text: str) -> str:
 
 
 def emit_path(text: str) -> str:
-    """argparse type: a file that `save` can create, checked before the compiler runs."""
+    """argparse type: a file that `save` can create, checked before the compiler runs (an existing
+    FIFO would block the write until someone reads it; a device is no weights file)."""
     path = Path(file_name(text))
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a directory")
-    if not path.parent.is_dir():
+    special = special_file(path)
+    if special:
+        raise argparse.ArgumentTypeError(f"{text} is {special}, not a file to write weights to")
+    try:
+        parent_exists = path.parent.is_dir()
+        path.exists()  # raises for a name the system refuses (too long): here, not after compiling
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"{text}: {error.strerror or error}") from None
+    if not parent_exists:
         raise argparse.ArgumentTypeError(f"{text}: no such directory {str(path.parent)!r}")
     return text
 
@@ -146,3 +155,7 @@ def render(report: dict, console) -> None:
                   f"{model['flops']['total']:,}")
     if report["emitted"]:
         console.print(f"wrote {report['emitted']}")
+
+
+if __name__ == "__main__":  # python -m rasp_compile.cli.compile_cmd
+    sys.exit(main())

@@ -8,6 +8,8 @@ The reports: `--accuracy` (accuracy.py), `--score TEXT` (score.py), `--flops` (f
 
 from __future__ import annotations
 
+import sys
+
 from rich.table import Table
 
 from ..forward import can_complete, complete, predict
@@ -130,3 +132,7 @@ def render_outputs(report: dict, console) -> None:
     for i, (token, value) in enumerate(zip(report["input"], report["output"])):
         table.add_row(str(i), value_text(token), value_text(value))
     console.print(table)
+
+
+if __name__ == "__main__":  # python -m rasp_compile.cli.run_cmd
+    sys.exit(main())
