@@ -76,17 +76,36 @@ class WeightsError(Exception):
     """A weights file that cannot be trusted (missing keys, wrong shapes, pickled objects, ...)."""
 
 
+SHOWN_COLUMNS = 120
+"""The widest source line an error shows whole; a longer one is cut around the caret."""
+
+
 def format_error(error: RaspError, source: str | None, filename: str = "<program>") -> str:
-    """`FILE:LINE:COL: error: MESSAGE`, then the source line and a caret under the column."""
+    """`FILE:LINE:COL: error: MESSAGE`, then the source line and a caret under the column.
+
+    Characters a terminal would act on (escape sequences in a string, say) are shown as `?`, in
+    the message too, and a line longer than SHOWN_COLUMNS is cut to that much around the caret,
+    with `...` where it was cut (a 200,000-token vocab is one line of 1.7 MB)."""
     if error.loc is None:
-        return f"{filename}: error: {error.message}"
-    head = f"{filename}:{error.loc.line}:{error.loc.col}: error: {error.message}"
+        return f"{_printable(filename)}: error: {_printable(error.message)}"
+    head = f"{_printable(filename)}:{error.loc.line}:{error.loc.col}: error: {_printable(error.message)}"
     lines = (source or "").splitlines()
     if not 1 <= error.loc.line <= len(lines):
         return head
-    text = lines[error.loc.line - 1].expandtabs(1)
-    caret = " " * (max(error.loc.col, 1) - 1) + "^"
-    return f"{head}\n{text}\n{caret}"
+    text = _printable(lines[error.loc.line - 1].expandtabs(1))
+    column = max(error.loc.col, 1) - 1
+    if len(text) > SHOWN_COLUMNS:
+        start = min(max(column - SHOWN_COLUMNS // 2, 0), len(text) - SHOWN_COLUMNS)
+        end = start + SHOWN_COLUMNS
+        text = ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+        column += (3 if start else 0) - start
+    return f"{head}\n{text}\n{' ' * column}^"
+
+
+def _printable(text: str) -> str:
+    """`text` with every character a terminal would not print as it is (ESC, BEL, ...) as `?`:
+    one column each, so the caret stays under its column."""
+    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 @contextmanager
@@ -102,6 +121,18 @@ def recursion_refused(loc: Loc | None) -> Iterator[None]:
             "(it reached Python's recursion limit); shorten the chain",
             loc,
         ) from None
+
+
+@contextmanager
+def placed_at(loc: Loc | None) -> Iterator[None]:
+    """A RaspError raised inside without a place of its own (one about a built-in s-op, which
+    is written nowhere: `length` too fine for float32 at max_len 1,000) is given `loc`."""
+    try:
+        yield
+    except RaspError as error:
+        if error.loc is None:
+            error.loc = loc
+        raise
 
 
 def special_file(path) -> str | None:

@@ -10,7 +10,7 @@ import dataclasses
 from pathlib import Path
 
 from . import infer, ir
-from .errors import InputError, recursion_refused, special_file
+from .errors import InputError, placed_at, recursion_refused, special_file
 from .lower import lower
 from .parse import parse
 
@@ -23,7 +23,8 @@ def parse_program(text: str, filename: str = "<program>", max_len: int | None = 
         program = lower(module, text, filename)
         if max_len is not None:
             program = dataclasses.replace(program, max_len=max_len)
-        infer.infer_value_sets(program)
+        with placed_at(program.output_loc):
+            infer.infer_value_sets(program)
     return program
 
 

@@ -28,6 +28,7 @@ from typing import Callable, NoReturn, Union
 
 from . import ast, ir, lambda_eval
 from .errors import Loc, RaspNameError, RaspTypeError, RaspValueError
+from .infer import MAX_VALUES
 from .model import token_key
 
 Value = Union[ir.SOp, ir.Selector, ir.Value]
@@ -450,6 +451,8 @@ def _check_distinct(params: list[ast.Name]) -> None:
 def _vocab(decl: ast.Vocab) -> tuple[ir.Value, ...]:
     if not decl.items:
         raise RaspValueError("vocab must list at least one token", decl.loc)
+    if len(decl.items) > MAX_VALUES:
+        raise RaspValueError(f"vocab lists more than {MAX_VALUES:,} tokens", decl.items[MAX_VALUES].loc)
     seen: dict = {}  # token_key -> value; a list's `in` made a 40,000-token vocab take 10 s
     for item in decl.items:
         key = token_key(item.value)  # as the weights file tells tokens apart: numbers as floats

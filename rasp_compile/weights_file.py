@@ -111,6 +111,8 @@ def _read_headers(path: str | os.PathLike, archive: zipfile.ZipFile) -> dict[str
         key = info.filename.removesuffix(".npy")
         if key == info.filename:
             raise WeightsError(f"{path}: zip member {key!r} is not a .npy array")
+        if key in stand_ins:  # zipfile reads the last; another reader may take the first
+            raise WeightsError(f"{path}: the archive holds array {key!r} twice")
         with _reading(path, key):
             dtype, shape, header_bytes = _read_header(archive, info)
         if dtype.hasobject:

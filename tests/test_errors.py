@@ -139,6 +139,36 @@ def test_format_error_points_at_the_column():
     ]
 
 
+def test_format_error_shows_no_terminal_escapes_and_cuts_long_lines_around_the_caret():
+    source = 'vocab {"\x1b[2J", "\x1b[2J"}\nmax_len 3\noutput tokens\n'
+    with pytest.raises(RaspValueError) as caught:
+        parse_program(source)
+    shown = format_error(caught.value, source, "prog.rasp")
+    assert "\x1b" not in shown and shown.splitlines()[1:] == ['vocab {"?[2J", "?[2J"}', " " * 15 + "^"]
+    vocab = ", ".join([*(f"v{i}" for i in range(150)), "v7", *(f"v{i}" for i in range(150, 300))])
+    source = f"vocab {{{vocab}}}\nmax_len 3\noutput tokens\n"
+    with pytest.raises(RaspValueError) as caught:
+        parse_program(source)
+    line, caret = format_error(caught.value, source).splitlines()[1:]
+    assert len(line) == 3 + 120 + 3 and line.startswith("...") and line.endswith("...")
+    assert line[len(caret) - 1:].startswith("v7, v150") and caret.strip() == "^"
+
+
+def test_errors_about_built_in_s_ops_point_at_the_output():
+    """`length` is written nowhere: its float32 refusal at max_len 1,000 points at `output length`."""
+    source = "vocab {a}\nmax_len 1000\noutput length\n"
+    with pytest.raises(RaspError) as caught:
+        compile_program(parse_program(source))
+    assert (caught.value.line, caught.value.col) == (3, 8) and "float64" in caught.value.message
+
+
+def test_a_vocab_of_more_tokens_than_any_value_set_takes_is_refused_at_the_first_one_too_many():
+    vocab = ", ".join(f"v{i}" for i in range(100_001))
+    with pytest.raises(RaspValueError, match="vocab lists more than 100,000 tokens") as caught:
+        parse_program(f"vocab {{{vocab}}}\nmax_len 3\noutput tokens\n")
+    assert caught.value.col == len("vocab {" + ", ".join(f"v{i}" for i in range(100_000)) + ", ") + 1
+
+
 def test_lambda_failure_names_the_lambda_and_values():
     with pytest.raises(RaspValueError) as caught:
         parse_program(H + "x = sequence_map(lambda a, b: a / (b - 1), indices, length)\noutput x")

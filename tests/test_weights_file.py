@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 import zipfile
 
 import numpy as np
@@ -187,6 +188,14 @@ def with_header(key, shape):
     return write
 
 
+def wte_twice(path):
+    """A good file with a second member named wte.npy (zipfile reads the last one)."""
+    save_good(path)
+    with warnings.catch_warnings(), zipfile.ZipFile(path, "a") as archive:
+        warnings.simplefilter("ignore")  # zipfile's "Duplicate name" warning: the point here
+        archive.writestr("wte.npy", b"")
+
+
 def no_meta(path):
     _, arrays = good()
     with open(path, "wb") as f:
@@ -216,6 +225,7 @@ BAD_FILES = {  # name: (writer of the bad file, words the message must contain)
     "header claims an empty array": (with_header("wte", (2**62, 0)),
                                      "array 'wte' is unreadable: empty array"),
     "header shape of a boolean": (with_header("wte", (True, 9)), "is not a tuple of whole numbers"),
+    "an array twice": (wte_twice, "holds array 'wte' twice"),
 }
 
 

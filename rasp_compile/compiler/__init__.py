@@ -19,7 +19,7 @@ from typing import Iterable
 import numpy as np
 
 from .. import ir
-from ..errors import recursion_refused
+from ..errors import placed_at, recursion_refused
 from ..infer import ValueSets, infer_value_sets
 from ..model import Model, validate
 from .assemble import assemble
@@ -63,7 +63,7 @@ def compile_program(
     enabled = frozenset(OPTIMIZATIONS) - set(disabled)
     if max_len is not None and max_len != program.max_len:
         program = dataclasses.replace(program, max_len=max_len)
-    with recursion_refused(program.output.loc or program.output_loc):
+    with recursion_refused(program.output.loc or program.output_loc), placed_at(program.output_loc):
         if value_sets is None:
             value_sets = infer_value_sets(program)
         check_vocab_budget(program, value_sets)
