@@ -236,6 +236,8 @@ def _number(token: Token, negative: bool = False) -> ast.Literal:
     if len(whole) > 19 or int(whole) > MAX_INT:  # the length first: int() refuses huge strings
         raise RaspSyntaxError("number too large (the limit is 10**18)", _loc(token))
     value = float(digits) if "." in digits else int(digits)
+    if value == 0 and digits.strip("0.") != "":  # 0.000...1 underflows: it would silently be 0
+        raise RaspSyntaxError("number too small: it would be 0 as a float", _loc(token))
     return ast.Literal(-value if negative else value, _loc(token))
 
 

@@ -107,6 +107,7 @@ CORPUS = [
     ("max_len_fraction", "vocab {a}\nmax_len 2.5\noutput tokens", RaspValueError, 2, 9, "got 2.5"),
     ("max_len_negative", "vocab {a}\nmax_len -3\noutput tokens", RaspValueError, 2, 10, "got -3"),
     ("vocab_duplicate", "vocab {a, b, a}\nmax_len 5\noutput tokens", RaspValueError, 1, 14, 'vocab lists "a" twice'),
+    ("number_underflows", "vocab {0." + "0" * 400 + "1, 0}\nmax_len 5\noutput tokens", RaspSyntaxError, 1, 8, "number too small"),
     ("vocab_same_float", "vocab {9007199254740992, 9007199254740993}\nmax_len 5\noutput tokens", RaspValueError, 1, 26, "(as 9007199254740992: one number as a float)"),
     ("vocab_empty", "vocab {}\nmax_len 5\noutput tokens", RaspValueError, 1, 1, "vocab must list at least one token"),
     ("vocab_keyword", "vocab {true}\nmax_len 5\noutput tokens", RaspSyntaxError, 1, 8, "'true' is a keyword"),
