@@ -382,3 +382,25 @@ def test_an_input_whose_attention_would_not_fit_in_memory_is_refused(capsys, tmp
     model.params["wpe"] = np.zeros((30_001, model.params["wpe"].shape[1]), model.dtype)
     save(model, tmp_path / "long.npz")
     assert "GB for its attention scores" in one_line_error(capsys, run_cmd.main, tmp_path / "long.npz", "a" * 30_000)
+
+
+def test_counts_given_to_flags_are_bounded(capsys, aab):
+    """--steps 99999999999999999999 completed forever; --samples likewise."""
+    assert "from 1 to 10,000" in one_line_error(capsys, run_cmd.main, aab, "aa", "--steps", "99999999999999999999")
+    assert "from 1 to 100,000" in one_line_error(capsys, run_cmd.main, aab, "--accuracy", "--samples", "100001")
+    assert run(capsys, run_cmd.main, aab, "aa", "--steps", "10000")[0] == 0
+
+
+def test_accuracy_of_a_file_declaring_a_max_len_no_program_may_is_refused(capsys, tmp_path):
+    """The interpreter would run the source on inputs of up to 60,000 tokens, for hours."""
+    model = compile(load_program(AAB))
+    model.meta["max_len"] = 60_000
+    model.params["wpe"] = np.zeros((60_001, model.params["wpe"].shape[1]), model.dtype)
+    save(model, tmp_path / "long.npz")
+    assert "beyond what a program may declare" in one_line_error(capsys, run_cmd.main, tmp_path / "long.npz", "--accuracy")
+
+
+def test_a_closed_standard_output_is_one_line_and_status_2(aab):
+    done = subprocess.run(f"{sys.executable} -m rasp_compile.cli.run_cmd {aab} aab >&-", shell=True,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr == "error: standard output is closed\n"

@@ -23,6 +23,7 @@ from ..compiler import compile_program
 from ..errors import InputError, RaspError, WeightsError, format_error
 from ..frontend import load_program, parse_program
 from ..infer import ValueSets, infer_value_sets
+from ..lower import MAX_LEN_LIMIT
 from ..model import Model
 from ..weights_file import load
 
@@ -46,23 +47,27 @@ class Parser(argparse.ArgumentParser):
         raise CliError(f"{self.prog}: error: {message} (see --help)")
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def whole_number(limit: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from 1 to `limit`, in ASCII digits (not int()'s " 5",
+    "5_0" or "٥"). Every count a flag takes is bounded: `--steps 99999999999999999999` ran forever."""
+
+    def parse(text: str) -> int:
+        value = int(text) if text.isascii() and text.isdigit() and len(text) <= len(str(limit)) else 0
+        if not 1 <= value <= limit:
+            raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {limit:,}, got {text!r}")
+        return value
+
+    return parse
 
 
 def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: list[str] | None) -> int:
     """Parse `argv` and run `body`; the only place where errors become messages and statuses."""
+    if sys.stdout is None:  # started with standard output closed (`>&-`): nowhere to answer
+        print("error: standard output is closed", file=sys.stderr)
+        return 2
     try:
         status = body(parser.parse_args(argv))
-        if sys.stdout is not None:  # None: started with standard output closed
-            sys.stdout.flush()  # here, not at exit: a reader that left is then a BrokenPipeError below
+        sys.stdout.flush()  # here, not at exit: a reader that left is then a BrokenPipeError below
         return status
     except SystemExit as done:  # --help and --version exit through argparse
         return int(done.code or 0)
@@ -135,6 +140,9 @@ def reference_program(model: Model, weights_path: str) -> ir.Program | None:
     if source is None:
         return None
     filename = weights_path if weights_path.endswith(".rasp") else f"{weights_path}:meta.source"
+    if model.meta["max_len"] > MAX_LEN_LIMIT:  # a file may declare any; the interpreter would run for hours
+        raise WeightsError(f"{weights_path}: meta.max_len {model.meta['max_len']:,} is beyond what a program "
+                           f"may declare (1 to {MAX_LEN_LIMIT:,}): its source cannot be run at that length")
     with program_errors(filename, source):
         program = parse_program(source, filename)
     if program.max_len != model.meta["max_len"]:

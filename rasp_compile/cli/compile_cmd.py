@@ -22,19 +22,11 @@ from ..infer import ValueSets
 from ..lower import MAX_LEN_LIMIT
 from ..model import Model, n_nonzero, n_params
 from ..weights_file import save
-from .common import CliError, Parser, compile_file, make_console, print_json, run_edge
+from .common import CliError, Parser, compile_file, make_console, print_json, run_edge, whole_number
 from .tokens import value_text
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 SHOWN_VALUES = 6  # values listed per s-op before "…"
-
-
-def max_len_arg(text: str) -> int:
-    """argparse type: a max_len the language accepts in a program, 1..MAX_LEN_LIMIT."""
-    value = int(text) if text.isascii() and text.isdigit() else 0  # not int()'s " 5", "5_0" or "٥"
-    if not 1 <= value <= MAX_LEN_LIMIT:
-        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_LEN_LIMIT:,}, got {text!r}")
-    return value
 
 
 def file_name(text: str) -> str:
@@ -68,7 +60,7 @@ def build_parser() -> Parser:
     # positional before an unknown flag, so `rasp-compile --bogus` would not name --bogus.
     parser.add_argument("program", metavar="PROGRAM.rasp", nargs="?", type=file_name, help="the program to compile")
     parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (SPEC §2) to this file")
-    parser.add_argument("--max-len", type=max_len_arg, metavar="N",
+    parser.add_argument("--max-len", type=whole_number(MAX_LEN_LIMIT), metavar="N",
                         help=f"override the program's max_len (1 to {MAX_LEN_LIMIT:,}, as in a program)")
     parser.add_argument("--dtype", choices=DTYPES, default="float32", help="weight dtype (default float32)")
     parser.add_argument("--no-opt", action="append", default=[], metavar="NAME", choices=[*OPTIMIZATIONS, "all"],

@@ -16,10 +16,12 @@ from ..forward import can_complete, complete, predict
 from ..model import Model
 from . import accuracy, flops_report, score, trace_report
 from .compile_cmd import file_name
-from .common import CliError, Parser, load_model, make_console, positive_int, print_json, run_edge
+from .common import CliError, Parser, load_model, make_console, print_json, run_edge, whole_number
 from .tokens import join_tokens, split_input, value_text
 
 DEFAULT_STEPS = 10
+MAX_STEPS = 10_000
+"""The most tokens `--steps` completes: one forward pass each."""
 USAGE = """%(prog)s WEIGHTS INPUT [--steps N] [--json]
        %(prog)s WEIGHTS --accuracy [--samples N] [--seed S] [--json]
        %(prog)s WEIGHTS --score TEXT [--skip K] [--json]
@@ -42,8 +44,9 @@ def build_parser() -> Parser:
     parser.add_argument("weights", metavar="WEIGHTS", nargs="?", type=file_name, help="a .npz weights file, or a .rasp program")
     parser.add_argument("input", metavar="INPUT", nargs="?",
                         help="the input: characters, or whitespace-separated tokens")
-    parser.add_argument("--steps", type=positive_int, metavar="N",
-                        help=f"tokens to complete, for a model that completes (default {DEFAULT_STEPS})")
+    parser.add_argument("--steps", type=whole_number(MAX_STEPS), metavar="N",
+                        help=f"tokens to complete, for a model that completes (default {DEFAULT_STEPS}, "
+                             f"at most {MAX_STEPS:,})")
     reports = parser.add_mutually_exclusive_group()
     reports.add_argument("--accuracy", action="store_true",
                          help="compare the model with the reference interpreter (no INPUT)")
@@ -54,9 +57,9 @@ def build_parser() -> Parser:
                          help="the residual stream decoded per layer, and attention heatmaps")
     parser.add_argument("--skip", type=int, default=0, metavar="K",
                         help="with --score: predictions not counted at the start (default 0)")
-    parser.add_argument("--samples", type=positive_int, default=accuracy.DEFAULT_SAMPLES, metavar="N",
-                        help=f"with --accuracy: random inputs when there are more than "
-                             f"{accuracy.EXHAUSTIVE_LIMIT:,} (default {accuracy.DEFAULT_SAMPLES:,})")
+    parser.add_argument("--samples", type=whole_number(accuracy.EXHAUSTIVE_LIMIT), default=accuracy.DEFAULT_SAMPLES,
+                        metavar="N", help=f"with --accuracy: random inputs when there are more than "
+                                          f"{accuracy.EXHAUSTIVE_LIMIT:,} (default {accuracy.DEFAULT_SAMPLES:,})")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="with --accuracy: the sample's seed")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     return parser
