@@ -30,6 +30,7 @@ from .head_features import fold_head_features
 from .interpolated_steps import choose_interpolated_steps
 from .linear import linear_form
 from .numeric_mlp import step_output_error
+from .precision import largest_magnitude
 from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
 from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP, Var, coordinate, op_inputs
 from .scores import Score, score_columns
@@ -128,7 +129,7 @@ class _Builder:
         views = [self.viewed_number(x) for x in inputs] if out.encoding == ir.NUMERICAL else []
         if not any(views):
             return linear_form(out, fn, inputs, self.writer.get)
-        tolerance = FOLD_TOLERANCE * max(1.0, _largest(out.values))
+        tolerance = FOLD_TOLERANCE * max(1.0, largest_magnitude(out.values))
         present = [view for view in views if view]
         for k in range(len(present), -1, -1):  # read through as many views as stay linear
             for through in combinations(present, k):
@@ -318,10 +319,6 @@ def _fold_error(folded: Linear, views: list[NumericMLP]) -> float:
         answers = [folded.weights.get((view.out, view.fn(p)), {}).get(label, 0.0) for p in points]
         error += step_output_error(points, answers)
     return error
-
-
-def _largest(values) -> float:
-    return max((abs(float(v)) for v in values), default=0.0)
 
 
 def _compose_each(outer: Callable, inners: list[Callable | None]) -> Callable:

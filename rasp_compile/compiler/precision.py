@@ -50,7 +50,7 @@ def carried_magnitudes(ops: list[Op]) -> dict[Var, float]:
     for op in ops:
         if op.out.encoding != ir.NUMERICAL:
             continue
-        largest = _largest(op.out.values)
+        largest = largest_magnitude(op.out.values)
         if isinstance(op, Attend) and op.kind == "numerical":
             largest = max(largest, carried.get(op.value, 0.0), abs(float(op.default)))
         elif isinstance(op, Linear):
@@ -107,7 +107,7 @@ def _check_steps(number: Var, answers: list, carried: dict[Var, float], dtype, r
     )
 
 
-def _largest(values) -> float:
+def largest_magnitude(values) -> float:
     """The largest magnitude among `values` (NaN if one is NaN)."""
     magnitudes = [abs(float(v)) for v in values]
     return float(np.max(magnitudes)) if magnitudes else 0.0
