@@ -52,7 +52,8 @@ def whole_number(limit: int) -> Callable[[str], int]:
     "5_0" or "٥"). Every count a flag takes is bounded: `--steps 99999999999999999999` ran forever."""
 
     def parse(text: str) -> int:
-        value = int(text) if text.isascii() and text.isdigit() and len(text) <= len(str(limit)) else 0
+        short = len(text.lstrip("0")) <= len(str(limit))  # int() of 5,000 digits raises, and is slow before
+        value = int(text) if text.isascii() and text.isdigit() and short else 0
         if not 1 <= value <= limit:
             raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {limit:,}, got {text!r}")
         return value
