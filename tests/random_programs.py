@@ -25,7 +25,7 @@ INT_MAPS = [
     ("x % 3", lambda x: x % 3),
     ("min(x, 2)", lambda x: min(x, 2)),
     ("abs(x - 2)", lambda x: abs(x - 2)),
-    ("x > 1", lambda x: x > 1),
+    ("int(x > 1)", lambda x: int(x > 1)),  # ints, not booleans: `default=0` may meet them
     ("-x", lambda x: -x),
     ("x // 2", lambda x: x // 2),
     ("0", lambda x: 0),
@@ -34,7 +34,7 @@ INT_PAIR_MAPS = [
     ("x + y", lambda x, y: x + y),
     ("x - y", lambda x, y: x - y),
     ("max(x, y)", lambda x, y: max(x, y)),
-    ("x == y", lambda x, y: x == y),
+    ("int(x == y)", lambda x, y: int(x == y)),
     ("(x + y) % 3", lambda x, y: (x + y) % 3),
     ("x if y > 1 else 0", lambda x, y: x if y > 1 else 0),
 ]
