@@ -17,9 +17,10 @@ and its constant (lo_g, or f at x's lowest value, or a mirrored step's 1) is wri
 relu(x[gate = g]). Every other unit u of g gets a weight -M_u on the dimension of each other
 value g' of the gate, M_u one more than the largest |pre-activation| u reaches on x's values
 (twice over). Gate values whose functions of x are the same share one MLP, switched on by the
-sum of their coordinates (a map that ignores the gate is then one plain step MLP of x). With g' on, u is 0 with that much room for error in x. With g on, the other
-dimensions are exactly 0, so u computes exactly what the ungated unit would, to the last bit
-(0 times M_u adds nothing): the float32 analysis of numeric_mlp holds as it is.
+sum of their coordinates (a map that ignores the gate is then one plain step MLP of x). With g'
+on, u is 0 with that much room for error in x. With g on, the other dimensions are exactly 0,
+so u computes exactly what the ungated unit would, to the last bit (0 times M_u adds nothing):
+the float32 analysis of numeric_mlp holds as it is.
 
 So the gate's one-hot must be exactly 0 or 1 (`exact_one_hot`: an embedding, or tables of
 embeddings; attention and step MLPs are off by a little, and M_u would magnify it) and never
@@ -41,6 +42,7 @@ from .linear import TOLERANCE
 from .numeric_mlp import interpolation_mlp, step_mlp
 from .ops import Embed, GatedMap, Linear, Op, TableMLP, Var
 from .pieces import MLP, stack_mlps
+
 
 def affine_pieces(op: GatedMap) -> dict | None:
     """gate value -> (a, b) when f(x, g) = a x + b on x's values (to linear.TOLERANCE, relative)

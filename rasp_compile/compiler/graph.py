@@ -211,8 +211,8 @@ class _Builder:
         linear = self.linear(out, fn, (inner,))
         if linear is not None:
             return linear
-        view = self.viewed_number(inner)
-        if view is not None and out.encoding == ir.NUMERICAL:  # a number of a number (linear's docstring)
+        view = self.viewed_number(inner) if "fold-linear" in self.enabled else None
+        if view is not None and out.encoding == ir.NUMERICAL:  # a fold linear() refused (its docstring)
             return NumericMLP(out, view.input, _compose(fn, view.fn))
         if inner.encoding == ir.CATEGORICAL:
             return TableMLP(out, (inner,), fn)
