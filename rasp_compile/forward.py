@@ -26,7 +26,9 @@ from .ir import Value
 from .model import Model, token_key
 
 MAX_SCORE_BYTES = 2**30
-"""The attention scores one `logits` call of `predict` may hold: larger batches are split."""
+"""The attention scores one forward pass may hold: `logits` and `trace` refuse one sequence that
+alone needs more (a file declaring max_len 60,000 made a 30,000-token input allocate tens of
+GB), and `predict` splits a batch into calls that stay within it."""
 
 SCORE_COPIES = 3
 """Arrays of the scores' size alive at once in `attention`: the scores, their exp, the weights."""
@@ -122,6 +124,17 @@ def _check_ids(model: Model, ids: np.ndarray) -> None:
         raise InputError(f"{ids.shape[1]} positions exceed the model's n_ctx of {model.n_ctx}")
     if ids.size and not (0 <= ids.min() and ids.max() < len(model.meta["vocab"])):
         raise InputError(f"ids must lie in 0..{len(model.meta['vocab']) - 1}")
+    needed = _score_bytes(model, ids.shape[1])
+    if needed > MAX_SCORE_BYTES:
+        raise InputError(f"an input of {ids.shape[1]} positions needs {needed / 1e9:.1f} GB for its attention "
+                         f"scores, more than this forward pass takes ({MAX_SCORE_BYTES / 1e9:.1f} GB)")
+
+
+def _score_bytes(model: Model, n_ctx: int) -> int:
+    """The memory one sequence of n_ctx positions takes in `attention`: the scores of the widest
+    layer, and the softmax's copies of them."""
+    heads = max((layer["n_head"] for layer in model.meta["layers"]), default=0)
+    return SCORE_COPIES * max(heads, 1) * n_ctx * n_ctx * model.dtype.itemsize
 
 
 def _check_finite(*arrays) -> None:
@@ -210,15 +223,9 @@ def _token_logits(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # -> 
 
 
 def _rows_per_call(model: Model, n_ctx: int) -> int:
-    """How many sequences of n_ctx positions one `logits` call may take, their attention scores
-    (and the softmax's copies of them) within MAX_SCORE_BYTES; InputError when not even one fits
-    (a file declaring max_len 60,000 made a 30,000-token input allocate tens of GB)."""
-    heads = max((layer["n_head"] for layer in model.meta["layers"]), default=0)
-    per_sequence = SCORE_COPIES * max(heads, 1) * n_ctx * n_ctx * model.dtype.itemsize
-    if per_sequence > MAX_SCORE_BYTES:
-        raise InputError(f"an input of {n_ctx} positions needs {per_sequence / 1e9:.1f} GB for its attention "
-                         f"scores, more than this forward pass takes ({MAX_SCORE_BYTES / 1e9:.1f} GB)")
-    return max(1, MAX_SCORE_BYTES // per_sequence)
+    """How many sequences of n_ctx positions one `logits` call may take within MAX_SCORE_BYTES
+    (at least one: `logits` refuses a sequence that alone needs more)."""
+    return max(1, MAX_SCORE_BYTES // _score_bytes(model, n_ctx))
 
 
 def _decode(model: Model, token_logits: np.ndarray) -> list[Value]:  # [n, n_out] -> n values
