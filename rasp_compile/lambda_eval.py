@@ -27,6 +27,7 @@ MAX_INT = 10**18
 MAX_STR = 10_000
 """The longest string a lambda may produce."""
 
+
 def _round(value, ndigits=None):
     """Python's round, with ndigits below -400 taken as -400: the same answer for every value a
     lambda holds (integers up to 10**18, floats below 10**309), without computing 10**(10**9)
