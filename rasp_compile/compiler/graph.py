@@ -33,8 +33,10 @@ from .numeric_mlp import step_output_error
 from .precision import largest_magnitude
 from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
 from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP, Var, coordinate, op_inputs
+from .schedule import sublayer_after
 from .scores import Score, score_columns
 from .selectors import normalize_selector
+from .split_keys import split_selectors
 
 FOLD_TOLERANCE = 1e-6
 """The float32 error, relative to its largest value, a number may take folded onto the steps of
@@ -56,6 +58,7 @@ class _Builder:
     position_features: dict = field(default_factory=dict)
     linear_features: dict = field(default_factory=dict)
     lengths: set = field(default_factory=set)  # the variables holding a non-causal length
+    whole_views: set = field(default_factory=set)  # numbers whose categorical views keep every value
     labels: set = field(default_factory=set)
 
     # -- variables ---------------------------------------------------------------------------
@@ -86,14 +89,18 @@ class _Builder:
         first of them. A consumer computing on that value gets what it would on any other."""
         if var.encoding == ir.CATEGORICAL:
             return var
-        if "value-classes" not in self.enabled:
+        if "value-classes" not in self.enabled or var in self.whole_views:
             signature = ir.identity  # every value its own class
         first_of: dict = {}
         representative = {x: first_of.setdefault(signature(x), x) for x in var.values}
         key = (var, tuple(representative[x] for x in var.values))
         if key not in self.categorical_views:
             view = self.new_var(f"{var.label}.cat", ir.CATEGORICAL, first_of.values(), loc=var.loc)
-            self.categorical_views[key] = self.emit(NumericMLP(view, var, representative.__getitem__))
+            number, classify = var, representative.__getitem__
+            steps = self.writer.get(var)
+            if "compose-views" in self.enabled and isinstance(steps, NumericMLP):
+                number, classify = steps.input, _compose(classify, steps.fn)
+            self.categorical_views[key] = self.emit(NumericMLP(view, number, classify))
         return self.categorical_views[key]
 
     def position_source(self, var: Var) -> tuple[str, Callable] | None:
@@ -290,7 +297,31 @@ class _Builder:
         if node.encoding == ir.NUMERICAL:
             default = 0 if node.default is None else node.default
             return Attend(out, selector, "numerical", value, default)
-        return Attend(out, selector, "categorical", self.categorical_view(value), node.default)
+        whole = Attend(out, selector, "categorical", self.categorical_view(value), node.default)
+        heads = self.split_heads(node, out, whole) if "split-keys" in self.enabled else None
+        if heads is None:
+            return whole
+        for head in heads:
+            self.emit(head)
+        return _summed(out, heads, node.default)
+
+    def split_heads(self, node: ir.Aggregate, out: Var, whole: Attend) -> list[Attend] | None:
+        """The answer's aggregate as one head per value of an input of its keys' table
+        (split_keys.py), when those heads all come before the sub-layer `whole` would take."""
+        if node is not self.program.output:
+            return None
+        split = split_selectors(node.selector, self.value_sets, self.program.max_len + 1, _sort_key)
+        if split is None:
+            return None
+        parts, table_inputs = split
+        self.whole_views.update(self.vars[x] for x in table_inputs)  # one view each, for every part
+        heads = [
+            Attend(self.new_var(f"{out.label}.part{k}", ir.CATEGORICAL, out.values, out.may_be_none, out.loc),
+                   self.score(part), "categorical", whole.value, node.default)
+            for k, part in enumerate(parts)
+        ]
+        slot = max(sublayer_after(self.ops, head) for head in heads)
+        return heads if slot < sublayer_after(self.ops, whole) else None
 
     def score(self, selector: ir.Selector) -> Score:
         """The selector as terms (selectors.py), scored by factored head columns (scores.py)."""
@@ -302,6 +333,14 @@ class _Builder:
         inverse = self.new_var(f"{out.label}.bos_share", ir.NUMERICAL, [1 / (w + 1) for w in out.values], loc=out.loc)
         self.emit(Attend(inverse, spec, "width"))
         return NumericMLP(out, inverse, lambda share: round(1 / share) - 1)
+
+
+def _summed(out: Var, heads: list[Attend], default) -> Linear:
+    """`out` as the sum of the split heads' one-hots, less the default's one-hot that all but one
+    of them add (split_keys.py)."""
+    weights = {(head.out, v): {coordinate(out, v): 1.0} for head in heads for v in out.values}
+    bias = {} if default is None else {coordinate(out, default): 1.0 - len(heads)}
+    return Linear(out, weights, bias)
 
 
 def _compose(outer: Callable, inner: Callable) -> Callable:

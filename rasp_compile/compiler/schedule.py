@@ -23,19 +23,31 @@ class Block:
 def sublayer_of(graph: Graph) -> dict[Op, int]:
     """The sub-layer index of every op (-1 for embeddings; for a Linear op, the sub-layer after
     which all its inputs, and so the op itself, are written)."""
+    return _slots(graph.ops)
+
+
+def sublayer_after(ops: list[Op], op: Op) -> int:
+    """The sub-layer `op` would take if it came after `ops` (in dependency order, as a graph's)."""
+    return _slot(op, {o.out: s for o, s in _slots(ops).items()})
+
+
+def _slots(ops: list[Op]) -> dict[Op, int]:
     ready: dict = {}  # Var -> sub-layer after which it is in the residual stream
     slot: dict[Op, int] = {}
-    for op in graph.ops:
-        if isinstance(op, Embed):
-            slot[op] = -1
-        elif isinstance(op, Linear):  # written by its inputs' writers: complete after the last
-            slot[op] = max((ready[v] for v in op_inputs(op)), default=-1)
-        else:
-            earliest = max((ready[v] for v in op_inputs(op)), default=-1) + 1
-            wanted_parity = 0 if isinstance(op, Attend) else 1
-            slot[op] = earliest if earliest % 2 == wanted_parity else earliest + 1
+    for op in ops:
+        slot[op] = _slot(op, ready)
         ready[op.out] = slot[op]
     return slot
+
+
+def _slot(op: Op, ready: dict) -> int:
+    if isinstance(op, Embed):
+        return -1
+    if isinstance(op, Linear):  # written by its inputs' writers: complete after the last
+        return max((ready[v] for v in op_inputs(op)), default=-1)
+    earliest = max((ready[v] for v in op_inputs(op)), default=-1) + 1
+    wanted_parity = 0 if isinstance(op, Attend) else 1
+    return earliest if earliest % 2 == wanted_parity else earliest + 1
 
 
 def schedule(graph: Graph) -> tuple[list[Embed], list[Block]]:

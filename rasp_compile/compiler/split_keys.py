@@ -1,0 +1,81 @@
+"""split_keys: the answer's aggregate, when its select compares a table of two s-ops, as one
+head per value of one of them, the heads' outputs summed.
+
+`aggregate(select(f(x, y), q, pred) and rest, v)` needs the one-hot of f(x, y) at every key: a
+table MLP over (x, y), one more MLP sub-layer after the ones writing x and y. But the keys it
+selects are the union over the values j of x of those where x = j and pred(f(j, y), q) holds, and
+for a fixed j that is a select on y alone (the index-matching select of `select(j + y, indices,
+==)`, say), next to a key-only term x = j. So each j gets a head of its own scoring
+
+    select(y, q, lambda y, q: pred(f(j, y), q)) and select(x, q, lambda x, q: x == j) and rest
+
+which reads x's and y's one-hots where their writers leave them: most_freq's and sort_freq's
+target (how many come before, plus how many tie and come earlier) is matched to the index one
+layer sooner.
+
+Summing is exact enough for the read-out alone, so only the program's answer is split. Every
+key any head selects holds the one value t the whole select would read (several values is a
+program error), so each head that selects reads t's one-hot, and each other head reads BOS, whose
+value is the default's one-hot d (zeros for none). With H heads of which s >= 1 select, the sum
+less (H - 1) d is s t + (1 - s) d: t's logit leads every other by at least 1 (it is t exactly
+when one head selects, the usual case), and when none selects it is d exactly. Each head leaks
+at most margins.CATEGORICAL_LEAK, H of them far less than the read-out's margin of 1/2 (the none
+column's constant). graph.py splits only where the heads sit in an earlier sub-layer than the
+single head would.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import ir
+from ..infer import ValueSets
+
+
+def split_selectors(
+    selector: ir.Selector, value_sets: ValueSets, max_parts: int, order: Callable
+) -> tuple[list[ir.Selector], tuple[ir.SOp, ir.SOp]] | None:
+    """One selector per value j of the smaller input of the first select (among the top-level
+    `and`s) whose keys are a sequence_map, as the module docstring writes it, in `order` of j;
+    values j for which the select can never hold are left out; and the table's two inputs. None
+    when there is no such select, or more than `max_parts` values, or no part can select."""
+    conjuncts = _conjuncts(selector)
+    for i, select in enumerate(conjuncts):
+        if isinstance(select, ir.Select) and isinstance(select.keys, ir.SequenceMap):
+            rest = conjuncts[:i] + conjuncts[i + 1 :]
+            return _parts(select, rest, value_sets, max_parts, order)
+    return None
+
+
+def _parts(select: ir.Select, rest: list, value_sets: ValueSets, max_parts: int, order: Callable) -> list | None:
+    table = select.keys
+    split_first = len(value_sets[table.first]) <= len(value_sets[table.second])
+    x, y = (table.first, table.second) if split_first else (table.second, table.first)
+    if len(value_sets[x]) > max_parts:
+        return None
+    queries = value_sets[select.queries]
+    parts = []
+    for j in sorted(value_sets[x], key=order):
+        def key(other, j=j):
+            return table.fn(j, other) if split_first else table.fn(other, j)
+
+        if not any(select.holds(key(other), q) for other in value_sets[y] for q in queries):
+            continue  # no key with x = j is ever selected
+        on_y = ir.Select(y, select.queries, ir.Fn(lambda other, q, key=key: select.holds(key(other), q), f"{_text(select)} at {j!r}"))
+        is_j = ir.Select(x, select.queries, ir.Fn(lambda value, _q, j=j: value == j, f"lambda k, q: k == {j!r}"))
+        part: ir.Selector = ir.SelectAnd(on_y, is_j)
+        for other_select in rest:
+            part = ir.SelectAnd(part, other_select)
+        parts.append(part)
+    return (parts, (x, y)) if parts else None
+
+
+def _conjuncts(selector: ir.Selector) -> list[ir.Selector]:
+    """The selectors `selector` is the `and` of, in order (itself when it is no `and`)."""
+    if isinstance(selector, ir.SelectAnd):
+        return _conjuncts(selector.first) + _conjuncts(selector.second)
+    return [selector]
+
+
+def _text(select: ir.Select) -> str:
+    return select.predicate if isinstance(select.predicate, str) else select.predicate.text

@@ -1,0 +1,139 @@
+"""The split-keys pass (compiler/split_keys.py) and compose-views: the answer's aggregate on a
+table of two s-ops becomes one head per value of one of them, reading their one-hots one MLP
+sub-layer sooner than the table's; the model still agrees with the interpreter, also where
+several heads select at once or none does."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+
+from rasp_compile.compiler import OPTIMIZATIONS, compile_program
+from rasp_compile.compiler.graph import build_graph
+from rasp_compile.compiler.ops import Attend, Linear
+from rasp_compile.frontend import load_program, parse_program
+from rasp_compile.infer import infer_value_sets
+
+from differential import disagreements
+
+PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
+
+PROGRAMS = {
+    "two heads may select at once (a common value), none has a default": """
+vocab {a, b}
+max_len 5
+w = selector_width(select(tokens, tokens, ==))
+key = sequence_map(lambda c, t: c + (1 if t == "a" else 0), w, tokens)
+output aggregate(select(key, length, >=), map(lambda t: "z", tokens), default="nothing")
+""",
+    "no default: none where no head selects": """
+vocab {a, b, c}
+max_len 5
+w = selector_width(select(tokens, tokens, <))
+v = selector_width(select(tokens, tokens, ==))
+output aggregate(select(sequence_map(lambda x, y: x * 3 + y, w, v), indices, ==), tokens)
+""",
+    "numerical widths, a rank by two counts (sort_freq's shape) and a categorical rest": """
+vocab {1, 2, 3}
+max_len 6
+count = selector_width(select(tokens, tokens, ==))
+more = numerical(selector_width(select(count, count, >)))
+tied = numerical(selector_width(select(count, count, ==) and select(indices, indices, <)))
+parity = map(lambda i: i % 2, indices)
+output aggregate(select(numerical(more + tied), indices, ==) and select(parity, parity, lambda k, q: k == 0 or q == 1), tokens, default=0)
+""",
+}
+
+
+def every_input(vocab, max_len: int) -> list[list]:
+    return [list(t) for n in range(1, max_len + 1) for t in itertools.product(vocab, repeat=n)]
+
+
+def heads_of(program, disabled=()) -> list[Attend]:
+    ops = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS) - set(disabled)).ops
+    return [op for op in ops if isinstance(op, Attend)]
+
+
+@pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
+def test_split_programs_agree_with_the_interpreter_on_every_input(text: str):
+    program = parse_program(text)
+    model = compile_program(program)
+    whole = compile_program(program, disabled=["split-keys"])
+    assert len(model.meta["layers"]) == len(whole.meta["layers"]) - 1  # the split is why
+    for compiled in (model, whole):
+        bad, checked = disagreements(compiled, program, every_input(program.vocab, program.max_len))
+        assert checked > 0 and bad == []
+
+
+@pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
+def test_split_programs_agree_at_max_len_32(text: str):
+    program = parse_program(text, max_len=32)
+    rng = random.Random(32)
+    inputs = [[rng.choice(program.vocab) for _ in range(rng.randint(1, 32))] for _ in range(200)]
+    bad, checked = disagreements(compile_program(program), program, inputs)
+    assert checked > 0 and bad == []
+
+
+@pytest.mark.parametrize("name", ["most_freq", "sort_freq"])
+def test_a_rank_by_two_counts_is_matched_to_the_index_in_the_third_layer(name: str):
+    """more frequent + tied and earlier, matched to the index: 3 layers (the RASP analysis'
+    count for most_freq), 4 with either pass off (the rank's one-hot waits for both counts)."""
+    program = load_program(PROGRAMS_DIR / f"{name}.rasp", max_len=20)
+    assert len(compile_program(program).meta["layers"]) == 3
+    for off in ("split-keys", "compose-views"):
+        assert len(compile_program(program, disabled=[off]).meta["layers"]) == 4
+
+
+def test_a_table_of_the_token_and_the_index_is_split_too():
+    """Its one-hot needs a table MLP; the token's and the index's are embedded."""
+    program = parse_program("""
+vocab {a, b}
+max_len 5
+output aggregate(select(sequence_map(lambda t, i: i if t == "a" else 0, tokens, indices), indices, ==), tokens)
+""")
+    assert len(heads_of(program)) == 2 and len(compile_program(program).meta["layers"]) == 1
+    bad, checked = disagreements(compile_program(program), program, every_input(program.vocab, program.max_len))
+    assert checked > 0 and bad == []
+
+
+def test_one_head_per_value_of_the_smaller_input_that_can_select():
+    """w takes 0..5, the tokens 2 values: split by token, the sum of two heads, less the
+    default's one-hot once."""
+    program = parse_program(PROGRAMS["two heads may select at once (a common value), none has a default"])
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    answer = graph.ops[-1]
+    assert isinstance(answer, Linear) and answer.out is graph.output
+    assert len(answer.inputs) == 2 and all(isinstance(graph_writer(graph, v), Attend) for v in answer.inputs)
+    assert answer.bias == {"aggregate:nothing": -1.0}
+
+
+def graph_writer(graph, var):
+    return next(op for op in graph.ops if op.out is var)
+
+
+def test_no_split_without_a_sub_layer_to_save():
+    """The sum of two means is written with them (linear folding), so its one-hot is as early as
+    theirs would be; an aggregate that is not the answer is read by other ops, which need an
+    exact one-hot. Both keep one head."""
+    for text in (
+        """
+vocab {a, b}
+max_len 5
+x = numerical(aggregate(select(tokens, tokens, ==), numerical(map(lambda i: i, indices))))
+y = numerical(aggregate(select(tokens, tokens, !=), numerical(map(lambda i: i, indices)), default=0))
+output aggregate(select(numerical(x + y), indices, lambda k, q: k >= q), tokens, default="a")
+""",
+        """
+vocab {a, b}
+max_len 5
+w = selector_width(select(tokens, tokens, ==))
+v = selector_width(select(tokens, tokens, !=))
+inner = aggregate(select(sequence_map(lambda x, y: x - y, w, v), indices, ==), tokens, default="a")
+output map(lambda t: t == "a", inner)
+""",
+    ):
+        program = parse_program(text)
+        assert len(heads_of(program)) == len(heads_of(program, disabled=["split-keys"]))
