@@ -45,6 +45,13 @@ tied = numerical(selector_width(select(count, count, ==) and select(indices, ind
 parity = map(lambda i: i % 2, indices)
 output aggregate(select(numerical(more + tied), indices, ==) and select(parity, parity, lambda k, q: k == 0 or q == 1), tokens, default=0)
 """,
+    "a line through one index, where v and v^2 are one feature (found by a fuzz)": """
+vocab {a}
+max_len 2
+causal
+s1 = sequence_map(lambda x, y: x + y, length, indices)
+output aggregate(select(indices, length, <) and select(s1, indices, ==), indices)
+""",
 }
 
 
@@ -137,3 +144,17 @@ output map(lambda t: t == "a", inner)
     ):
         program = parse_program(text)
         assert len(heads_of(program)) == len(heads_of(program, disabled=["split-keys"]))
+
+
+def test_the_heads_match_lines_to_the_index_from_three_shared_features():
+    """Part j matches tied + j to the index: a line in tied's values. All parts read tied's
+    value and square (it is never none, so the constant is the third), not a target and a
+    match each."""
+    program = load_program(PROGRAMS_DIR / "sort_freq.rasp", max_len=20)
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    parts = [op for op in graph.ops if isinstance(op, Attend) and op.out.label.startswith("aggregate.part")]
+    assert len(parts) == 20
+    read = {var.label for op in parts for var in op.score.reads()}
+    assert not any(label.endswith((".target", ".match")) for label in read)
+    assert {label for label in read if label.endswith((".value", ".value^2"))} >= {
+        "as_frequent_before.cat.value", "as_frequent_before.cat.value^2"}

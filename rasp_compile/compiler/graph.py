@@ -58,7 +58,7 @@ class _Builder:
     position_features: dict = field(default_factory=dict)
     linear_features: dict = field(default_factory=dict)
     lengths: set = field(default_factory=set)  # the variables holding a non-causal length
-    whole_views: set = field(default_factory=set)  # numbers whose categorical views keep every value
+    split_inputs: set = field(default_factory=set)  # split_heads' table inputs, and their categorical views
     labels: set = field(default_factory=set)
 
     # -- variables ---------------------------------------------------------------------------
@@ -89,8 +89,8 @@ class _Builder:
         first of them. A consumer computing on that value gets what it would on any other."""
         if var.encoding == ir.CATEGORICAL:
             return var
-        if "value-classes" not in self.enabled or var in self.whole_views:
-            signature = ir.identity  # every value its own class
+        if "value-classes" not in self.enabled or var in self.split_inputs:
+            signature = ir.identity  # every value its own class (one view for all of a split's heads)
         first_of: dict = {}
         representative = {x: first_of.setdefault(signature(x), x) for x in var.values}
         key = (var, tuple(representative[x] for x in var.values))
@@ -101,6 +101,8 @@ class _Builder:
             if "compose-views" in self.enabled and isinstance(steps, NumericMLP):
                 number, classify = steps.input, _compose(classify, steps.fn)
             self.categorical_views[key] = self.emit(NumericMLP(view, number, classify))
+            if var in self.split_inputs:
+                self.split_inputs.add(view)
         return self.categorical_views[key]
 
     def position_source(self, var: Var) -> tuple[str, Callable] | None:
@@ -314,7 +316,7 @@ class _Builder:
         if split is None:
             return None
         parts, table_inputs = split
-        self.whole_views.update(self.vars[x] for x in table_inputs)  # one view each, for every part
+        self.split_inputs.update(self.vars[x] for x in table_inputs)
         heads = [
             Attend(self.new_var(f"{out.label}.part{k}", ir.CATEGORICAL, out.values, out.may_be_none, out.loc),
                    self.score(part), "categorical", whole.value, node.default)

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from .scores import Score
 
 
+CONSTANT = None
+"""In a linear form over residual features, the feature that is 1 at every position (a bias);
+the others are (variable, value) coordinates, value None for a numerical variable."""
+
+
 @dataclass(frozen=True, eq=False)
 class Var:
     """A value in the residual stream. `values`: the categorical values in dimension order, or

@@ -33,11 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from .ops import Var
+from .ops import CONSTANT, Var
 from .selectors import SelectorSpec, Term
-
-CONSTANT = None
-"""The feature that is 1 at every position (a bias)."""
 
 MAX_ENUMERATED_BLOCKS = 12
 """Covers are found by trying every subset of the side with fewer blocks, up to this many;
@@ -94,10 +91,18 @@ def _term_entries(term: Term) -> list[tuple]:
     """(query feature, key feature, coefficient) for one term."""
     if term.by_position is not None:
         p = term.by_position
-        position, squared, target, match = ((v, None) for v in (p.position, p.position_squared, p.target, p.match))
+        position, squared = (p.position, None), (p.position_squared, None)
         if p.positions_are_keys:
-            return [(target, position, 2.0), (CONSTANT, squared, -1.0), (match, CONSTANT, 1.0)]
-        return [(position, target, 2.0), (squared, CONSTANT, -1.0), (CONSTANT, match, 1.0)]
+            return (
+                [(f, position, 2.0 * a) for f, a in p.target.items()]
+                + [(CONSTANT, squared, -1.0)]
+                + [(f, CONSTANT, a) for f, a in p.match.items()]
+            )
+        return (
+            [(position, f, 2.0 * a) for f, a in p.target.items()]
+            + [(squared, CONSTANT, -1.0)]
+            + [(CONSTANT, f, a) for f, a in p.match.items()]
+        )
     a = table_matrix(term)
     query_features = [(term.queries, v) for v in term.queries.values] + [CONSTANT]
     key_features = [(term.keys, v) for v in term.keys.values] + [CONSTANT]

@@ -20,8 +20,9 @@ from itertools import product
 from typing import TYPE_CHECKING, Callable
 
 from .. import ir
+from ..infer import is_number
 from .numeric_mlp import step_error
-from .ops import Linear, NumericMLP
+from .ops import CONSTANT, Linear, NumericMLP
 
 if TYPE_CHECKING:
     from .graph import _Builder
@@ -31,14 +32,15 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, eq=False)
 class PositionMatch:
     """A term `position == target(other side)`, as numbers (see position_term): `position` and
-    `position_squared` come from the position embedding on one side (`positions_are_keys`),
-    `target` and `match` (1 - target^2, 0 for none) are linear in the other side's one-hot."""
+    `position_squared` come from the position embedding on one side (`positions_are_keys`);
+    `target` and `match` (1 - target^2, 0 for none) are linear forms {feature: coefficient}
+    (ops.CONSTANT or (numerical variable, None)) in features linear in the other side's one-hot."""
 
     positions_are_keys: bool
     position: Var
     position_squared: Var
-    target: Var
-    match: Var
+    target: dict
+    match: dict
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,7 +54,8 @@ class Term:
         if self.by_position is None:
             return (self.keys, self.queries)
         p = self.by_position
-        return (p.position, p.position_squared, p.target, p.match)
+        forms = (f[0] for form in (p.target, p.match) for f in form if f is not CONSTANT)
+        return tuple(dict.fromkeys((p.position, p.position_squared, *forms)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,20 +100,61 @@ def position_term(term: Term, builder: _Builder) -> Term:
     numbers instead of a one-hot table over max_len indices: index and index^2 from the position
     embedding, and from the other side's one-hot the linear functions sum_v target(v) x[v] and
     sum_v (1 - target(v)^2) x[v] (target -1 where no index matches), which that side's writer
-    writes for free (linear.py). A none (all-zero one-hot) gets -S index^2 <= 0: no match."""
+    writes for free (linear.py). A none (all-zero one-hot) gets -S index^2 <= 0: no match.
+
+    The heads of a split (split_keys.py) match `j + y` to the index for every value j: when the
+    target is a line a v + b in the other side's (number) values, extended to values that match
+    no index without landing on one, a split's other side writes both from three features all
+    its heads share: sum_v v x[v], sum_v v^2 x[v] and sum_v x[v] (the constant, where the other
+    side is never none), instead of two features per head."""
     for positions_are_keys in (True, False):
         positions, other = (term.keys, term.queries) if positions_are_keys else (term.queries, term.keys)
         target = _index_targets(term, positions, other, positions_are_keys, builder)
         if target is not None:
-            match = PositionMatch(
-                positions_are_keys,
-                builder.position_feature("indices.value", "indices", lambda p: p),
-                builder.position_feature("indices.value^2", "indices", lambda p: p * p),
-                builder.linear_feature(f"{other.label}.target", other, target.__getitem__),
-                builder.linear_feature(f"{other.label}.match", other, lambda v: 1 - target[v] ** 2),
+            position = builder.position_feature("indices.value", "indices", lambda p: p)
+            squared = builder.position_feature("indices.value^2", "indices", lambda p: p * p)
+            forms = (other in builder.split_inputs and _line_forms(other, target, builder)) or (
+                {(builder.linear_feature(f"{other.label}.target", other, target.__getitem__), None): 1.0},
+                {(builder.linear_feature(f"{other.label}.match", other, lambda v: 1 - target[v] ** 2), None): 1.0},
             )
+            match = PositionMatch(positions_are_keys, position, squared, *forms)
             return Term(term.keys, term.queries, term.table, match)
     return term
+
+
+def _line_forms(other: Var, target: dict, builder: _Builder) -> tuple[dict, dict] | None:
+    """(target form, match form) over the shared features of position_term's docstring, when
+    the matched targets lie on a line (of slope 1 through a single one) whose extension meets no
+    index at the unmatched values and float32 carries it (_precise_enough); else None."""
+    matched = [(v, t) for v, t in target.items() if t >= 0]
+    if not matched or not all(is_number(v) and not isinstance(v, bool) for v in other.values):
+        return None
+    (v0, t0), (v1, t1) = matched[0], matched[-1]
+    slope = (t1 - t0) / (v1 - v0) if v1 != v0 else 1.0  # one point is on every line: j + y's
+    offset = t0 - slope * v0
+    line = {v: slope * v + offset for v in other.values}
+    n = builder.program.max_len
+    if any(line[v] != t for v, t in matched) or any(
+        target[v] < 0 and 0 <= line[v] <= n - 1 and line[v] == int(line[v]) for v in other.values
+    ):
+        return None
+    if not _precise_enough(other, line, builder):
+        return None
+    value = (builder.linear_feature(f"{other.label}.value", other, float), None)
+    square = (builder.linear_feature(f"{other.label}.value^2", other, lambda v: float(v) ** 2), None)
+    count = (builder.linear_feature(f"{other.label}.any", other, lambda v: 1.0), None) if other.may_be_none else CONSTANT
+    target_form = _summed([(value, slope), (count, offset)])
+    match_form = _summed([(count, 1.0 - offset * offset), (value, -2.0 * slope * offset), (square, -slope * slope)])
+    return target_form, match_form
+
+
+def _summed(terms: list[tuple]) -> dict:
+    """{feature: sum of its coefficients}, zeros left out: two features may be one variable
+    (v and v^2 when every v is 0 or 1)."""
+    form: dict = {}
+    for feature, a in terms:
+        form[feature] = form.get(feature, 0.0) + a
+    return {feature: a for feature, a in form.items() if a}
 
 
 def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: bool, builder) -> dict | None:
