@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 
 from rasp_compile import ir
 from rasp_compile.errors import RaspRuntimeError
@@ -38,3 +40,22 @@ def disagreements(model: Model, program: ir.Program, inputs: list[list]) -> tupl
         if not all(same_value(e, g, numerical) for e, g in zip(expected, got)):
             bad.append((tokens, expected, got))
     return bad, len(checked)
+
+
+def assert_agree(model: Model, program: ir.Program, inputs: list[list]) -> None:
+    """The model answers as the interpreter does on every input the program is not in error on
+    (and on at least one)."""
+    bad, checked = disagreements(model, program, inputs)
+    assert checked > 0 and bad == [], f"{len(bad)} of {checked} inputs disagree, first: {bad[:1]}"
+
+
+def every_input(vocab, max_len: int, limit: int | None = None) -> list[list]:
+    """Every token sequence of length 1..max_len, shortest first (the first `limit` of them)."""
+    every = itertools.chain.from_iterable(itertools.product(vocab, repeat=n) for n in range(1, max_len + 1))
+    return [list(tokens) for tokens in itertools.islice(every, limit)]
+
+
+def random_inputs(vocab, max_len: int, count: int, seed: int) -> list[list]:
+    """`count` seeded random sequences of random lengths 1..max_len."""
+    rng = random.Random(seed)
+    return [[rng.choice(vocab) for _ in range(rng.randint(1, max_len))] for _ in range(count)]

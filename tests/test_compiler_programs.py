@@ -8,7 +8,6 @@ the BOS position's residual never depends on the input (the compiler's BOS argum
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import random
 import time
 from pathlib import Path
@@ -21,22 +20,12 @@ from rasp_compile.forward import encode, trace
 from rasp_compile.frontend import load_program
 from rasp_compile.weights_file import load, save
 
-from differential import disagreements
+from differential import disagreements, every_input, random_inputs
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))
 MAX_EXHAUSTIVE = 100_000
 LONG = 16
 RANDOM_INPUTS = 1_000
-
-
-def every_input(vocab, max_len: int) -> list[list]:
-    every = itertools.chain.from_iterable(itertools.product(vocab, repeat=n) for n in range(1, max_len + 1))
-    return [list(tokens) for tokens in itertools.islice(every, MAX_EXHAUSTIVE)]
-
-
-def random_inputs(vocab, max_len: int, count: int, seed: int) -> list[list]:
-    rng = random.Random(seed)
-    return [[rng.choice(vocab) for _ in range(rng.randint(1, max_len))] for _ in range(count)]
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
@@ -45,7 +34,7 @@ def test_compiled_equals_interpreter_on_every_input(path: Path):
     started = time.perf_counter()
     model = compile_program(program)
     assert time.perf_counter() - started < 1.0, "every library program compiles in under a second"
-    bad, checked = disagreements(model, program, every_input(program.vocab, program.max_len))
+    bad, checked = disagreements(model, program, every_input(program.vocab, program.max_len, MAX_EXHAUSTIVE))
     assert checked > 0
     assert bad == []
 
@@ -55,7 +44,7 @@ def test_unoptimised_compilation_equals_interpreter(path: Path):
     """With every optimisation pass off, the plain constructions alone are right too."""
     program = load_program(path)
     model = compile_program(program, disabled=OPTIMIZATIONS)
-    inputs = every_input(program.vocab, program.max_len)
+    inputs = every_input(program.vocab, program.max_len, MAX_EXHAUSTIVE)
     bad, checked = disagreements(model, program, random.Random(5).sample(inputs, min(len(inputs), 2_000)))
     assert checked > 0
     assert bad == []

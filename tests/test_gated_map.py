@@ -5,7 +5,6 @@ and the compiled model still agrees with the interpreter."""
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import numpy as np
@@ -23,7 +22,7 @@ from rasp_compile.frontend import parse_program
 from rasp_compile.infer import infer_value_sets
 from rasp_compile.model import n_params
 
-from differential import disagreements
+from differential import assert_agree, disagreements, every_input, random_inputs
 
 RUNNING_COUNT = """
 vocab {x, y}
@@ -95,25 +94,17 @@ def ops_of(program) -> list:
     return build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS)).ops
 
 
-def every_input(vocab, max_len: int) -> list[list]:
-    return [list(t) for n in range(1, max_len + 1) for t in itertools.product(vocab, repeat=n)]
-
-
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_gated_programs_agree_with_the_interpreter_on_every_input(text: str):
     program = parse_program(text)
     assert any(isinstance(op, GatedMap) for op in ops_of(program))
-    bad, checked = disagreements(compile_program(program), program, every_input(program.vocab, program.max_len))
-    assert checked > 0 and bad == []
+    assert_agree(compile_program(program), program, every_input(program.vocab, program.max_len))
 
 
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_gated_programs_agree_at_max_len_40(text: str):
     program = parse_program(text, max_len=40)
-    rng = random.Random(40)
-    inputs = [[rng.choice(program.vocab) for _ in range(rng.randint(1, 40))] for _ in range(300)]
-    bad, checked = disagreements(compile_program(program), program, inputs)
-    assert checked > 0 and bad == []
+    assert_agree(compile_program(program), program, random_inputs(program.vocab, 40, 300, seed=40))
 
 
 def test_the_running_count_is_one_layer_of_one_unit_per_length():

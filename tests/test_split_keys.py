@@ -5,8 +5,6 @@ several heads select at once or none does."""
 
 from __future__ import annotations
 
-import itertools
-import random
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from rasp_compile.compiler.ops import Attend, Linear
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.infer import infer_value_sets
 
-from differential import disagreements
+from differential import assert_agree, every_input, random_inputs
 
 PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
 
@@ -55,10 +53,6 @@ output aggregate(select(indices, length, <) and select(s1, indices, ==), indices
 }
 
 
-def every_input(vocab, max_len: int) -> list[list]:
-    return [list(t) for n in range(1, max_len + 1) for t in itertools.product(vocab, repeat=n)]
-
-
 def heads_of(program, disabled=()) -> list[Attend]:
     ops = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS) - set(disabled)).ops
     return [op for op in ops if isinstance(op, Attend)]
@@ -71,17 +65,13 @@ def test_split_programs_agree_with_the_interpreter_on_every_input(text: str):
     whole = compile_program(program, disabled=["split-keys"])
     assert len(model.meta["layers"]) == len(whole.meta["layers"]) - 1  # the split is why
     for compiled in (model, whole):
-        bad, checked = disagreements(compiled, program, every_input(program.vocab, program.max_len))
-        assert checked > 0 and bad == []
+        assert_agree(compiled, program, every_input(program.vocab, program.max_len))
 
 
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_split_programs_agree_at_max_len_32(text: str):
     program = parse_program(text, max_len=32)
-    rng = random.Random(32)
-    inputs = [[rng.choice(program.vocab) for _ in range(rng.randint(1, 32))] for _ in range(200)]
-    bad, checked = disagreements(compile_program(program), program, inputs)
-    assert checked > 0 and bad == []
+    assert_agree(compile_program(program), program, random_inputs(program.vocab, 32, 200, seed=32))
 
 
 @pytest.mark.parametrize("name", ["most_freq", "sort_freq"])
@@ -102,8 +92,7 @@ max_len 5
 output aggregate(select(sequence_map(lambda t, i: i if t == "a" else 0, tokens, indices), indices, ==), tokens)
 """)
     assert len(heads_of(program)) == 2 and len(compile_program(program).meta["layers"]) == 1
-    bad, checked = disagreements(compile_program(program), program, every_input(program.vocab, program.max_len))
-    assert checked > 0 and bad == []
+    assert_agree(compile_program(program), program, every_input(program.vocab, program.max_len))
 
 
 def test_one_head_per_value_of_the_smaller_input_that_can_select():
