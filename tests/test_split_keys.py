@@ -41,7 +41,8 @@ count = selector_width(select(tokens, tokens, ==))
 more = numerical(selector_width(select(count, count, >)))
 tied = numerical(selector_width(select(count, count, ==) and select(indices, indices, <)))
 parity = map(lambda i: i % 2, indices)
-output aggregate(select(numerical(more + tied), indices, ==) and select(parity, parity, lambda k, q: k == 0 or q == 1), tokens, default=0)
+output aggregate(select(numerical(more + tied), indices, ==)
+                 and select(parity, parity, lambda k, q: k == 0 or q == 1), tokens, default=0)
 """,
     "a line through one index, where v and v^2 are one feature (found by a fuzz)": """
 vocab {a}

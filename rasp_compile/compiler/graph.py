@@ -58,7 +58,7 @@ class _Builder:
     position_features: dict = field(default_factory=dict)
     linear_features: dict = field(default_factory=dict)
     lengths: set = field(default_factory=set)  # the variables holding a non-causal length
-    split_inputs: set = field(default_factory=set)  # split_heads' table inputs, and their categorical views
+    split_inputs: set = field(default_factory=set)  # split_heads' table inputs and their views (the answer's)
     labels: set = field(default_factory=set)
 
     # -- variables ---------------------------------------------------------------------------

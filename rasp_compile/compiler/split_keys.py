@@ -47,7 +47,8 @@ def split_selectors(
     return None
 
 
-def _parts(select: ir.Select, rest: list, value_sets: ValueSets, max_parts: int, order: Callable) -> list | None:
+def _parts(select: ir.Select, rest: list, value_sets: ValueSets, max_parts: int, order: Callable) -> tuple | None:
+    """split_selectors' answer for `select`, whose keys are the table, and the other conjuncts."""
     table = select.keys
     split_first = len(value_sets[table.first]) <= len(value_sets[table.second])
     x, y = (table.first, table.second) if split_first else (table.second, table.first)
@@ -61,9 +62,9 @@ def _parts(select: ir.Select, rest: list, value_sets: ValueSets, max_parts: int,
 
         if not any(select.holds(key(other), q) for other in value_sets[y] for q in queries):
             continue  # no key with x = j is ever selected
-        on_y = ir.Select(y, select.queries, ir.Fn(lambda other, q, key=key: select.holds(key(other), q), f"{_text(select)} at {j!r}"))
-        is_j = ir.Select(x, select.queries, ir.Fn(lambda value, _q, j=j: value == j, f"lambda k, q: k == {j!r}"))
-        part: ir.Selector = ir.SelectAnd(on_y, is_j)
+        on_y = ir.Fn(lambda other, q, key=key: select.holds(key(other), q), f"{_text(select)} at {j!r}")
+        is_j = ir.Fn(lambda value, _q, j=j: value == j, f"lambda k, q: k == {j!r}")
+        part: ir.Selector = ir.SelectAnd(ir.Select(y, select.queries, on_y), ir.Select(x, select.queries, is_j))
         for other_select in rest:
             part = ir.SelectAnd(part, other_select)
         parts.append(part)
