@@ -13,7 +13,7 @@ import numpy as np
 from rasp_compile.compiler import compile_program, readout
 from rasp_compile.frontend import parse_program
 
-from differential import disagreements
+from differential import assert_agree, disagreements, every_input, random_inputs
 
 PLAIN_REVERSE = """\
 vocab {1, 2, 3}
@@ -108,3 +108,23 @@ def test_the_linear_read_out_search_gives_up_within_its_budget():
     assert with_budget is None
     small = readout._perceptron(np.eye(3), np.array([0, 1, 2]), 3)  # what the budget leaves alone
     assert small is not None and (np.argmax(np.eye(3) @ small, axis=1) == [0, 1, 2]).all()
+
+
+def test_a_table_of_two_position_values_is_an_embedding_of_the_values_it_reaches():
+    """In a causal program the length at position i is i + 1, so `n * 10 - i` is a function of
+    the position: an embedding row each, 20 values (9i + 10), not a table over 20 x 20 pairs
+    whose one-hot would span every n * 10 - i."""
+    program = parse_program("vocab {a, b}\nmax_len 20\ncausal\noutput sequence_map(lambda n, i: n * 10 - i, length, indices)\n")
+    model = compile_program(program)
+    assert model.meta["layers"] == [] or all(layer["d_mlp"] == 0 for layer in model.meta["layers"])
+    assert model.params["wte"].shape[1] <= 21  # bos and the 20 values reached
+    assert_agree(model, program, random_inputs(program.vocab, program.max_len, 300, seed=20))
+
+
+def test_the_linear_read_out_keeps_only_the_pairs_the_positions_give():
+    """`i == n - 1` is no sum of a function of n and one of i over every pair, but it is over
+    the pairs with i < n (i - n + 3/2 > 0): the read-out answers it and the table needs no MLP."""
+    program = parse_program('vocab {a, b}\nmax_len 8\noutput sequence_map(lambda n, i: "last" if i == n - 1 else "not", length, indices)\n')
+    model = compile_program(program)
+    assert [layer["d_mlp"] for layer in model.meta["layers"]] == [14]  # the length's decode alone
+    assert_agree(model, program, every_input(program.vocab, program.max_len))

@@ -44,12 +44,11 @@ parity = map(lambda i: i % 2, indices)
 output aggregate(select(numerical(more + tied), indices, ==)
                  and select(parity, parity, lambda k, q: k == 0 or q == 1), tokens, default=0)
 """,
-    "a line through one index, where v and v^2 are one feature (found by a fuzz)": """
-vocab {a}
+    "a line through one index, where v and v^2 are one feature (a fuzz found it)": """
+vocab {a, b}
 max_len 2
-causal
-s1 = sequence_map(lambda x, y: x + y, length, indices)
-output aggregate(select(indices, length, <) and select(s1, indices, ==), indices)
+seen = map(lambda w: min(w, 1), selector_width(select(tokens, tokens, lambda k, q: k == "a")))
+output aggregate(select(seen + indices, indices, ==), tokens, default="-")
 """,
 }
 

@@ -31,10 +31,14 @@ from .schedule import schedule
 
 
 OPTIMIZATIONS = {
-    "fold-embeddings": "maps of tokens, indices (and causal length) become embedding rows",
+    "fold-embeddings": (
+        "maps of tokens, indices (and causal length), and sequence_maps of two of the position's, become embedding rows"
+    ),
     "fold-linear": "linear s-ops are written by their inputs' writers, with no layer of their own",
     "value-classes": "a numerical s-op read categorically keeps only the values its reader tells apart",
-    "compose-views": "a numerical s-op that a step MLP writes is read categorically from that MLP's input, a sub-layer sooner",
+    "compose-views": (
+        "a numerical s-op that a step MLP writes is read categorically from that MLP's input, a sub-layer sooner"
+    ),
     "gated-maps": "a sequence_map of a number and an exact one-hot is one small MLP of the number per value of the one-hot",
     "compact-heads": "terms of a selector reading the same variable share its head dimensions",
     "head-features": "a head's query or key features are written into the residual in place of what only it reads",

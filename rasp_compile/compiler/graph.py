@@ -231,6 +231,11 @@ class _Builder:
         linear = self.linear(out, fn, (first, second))
         if linear is not None:
             return linear
+        at = [self.values_by_position(x) for x in (first, second)] if "fold-embeddings" in self.enabled else [None]
+        if None not in at:  # both decided by the position (indices, a causal length): an embedding row each
+            by_position = {p: fn(a, b) for p, (a, b) in enumerate(zip(*at))}
+            reached = tuple(sorted(set(by_position.values()), key=_sort_key))  # not every pair of values meets
+            return Embed(Var(out.label, out.encoding, reached, loc=out.loc), "indices", by_position.__getitem__)
         gated = self.gated_map(out, fn, first, second)
         if gated is not None:
             return gated
