@@ -135,6 +135,21 @@ output map(lambda t: t == "a", inner)
         assert len(heads_of(program)) == len(heads_of(program, disabled=["split-keys"]))
 
 
+def test_no_split_of_a_number_table_whose_input_may_be_none():
+    """A numerical sequence_map of none is 0 (SPEC), a key the select takes here; the heads' selects
+    on the input itself never select a none, so they would miss it (a fuzz found this)."""
+    program = parse_program("""
+vocab {0, 1, 2, 3}
+max_len 3
+never = aggregate(select(indices, length, >=), tokens)
+x = numerical(map(lambda t: t, tokens))
+key = numerical(sequence_map(lambda a, b: a * b, never, x))
+output aggregate(select(key, indices, lambda k, q: k < q or k == 0) and select(x, x, >=), indices, default=1)
+""")
+    assert len(heads_of(program)) == len(heads_of(program, disabled=["split-keys"]))
+    assert_agree(compile_program(program), program, every_input(program.vocab, program.max_len))
+
+
 def test_the_heads_match_lines_to_the_index_from_three_shared_features():
     """Part j matches tied + j to the index: a line in tied's values. All parts read tied's
     value and square (it is never none, so the constant is the third), not a target and a

@@ -317,7 +317,7 @@ class _Builder:
         (split_keys.py), when those heads all come before the sub-layer `whole` would take."""
         if node is not self.program.output:
             return None
-        split = split_selectors(node.selector, self.value_sets, self.program.max_len + 1, _sort_key)
+        split = split_selectors(node.selector, self.value_sets, self.nullable, self.program.max_len + 1, _sort_key)
         if split is None:
             return None
         parts, table_inputs = split

@@ -33,16 +33,20 @@ from ..infer import ValueSets
 
 
 def split_selectors(
-    selector: ir.Selector, value_sets: ValueSets, max_parts: int, order: Callable
+    selector: ir.Selector, value_sets: ValueSets, nullable: set, max_parts: int, order: Callable
 ) -> tuple[list[ir.Selector], tuple[ir.SOp, ir.SOp]] | None:
     """One selector per value j of the smaller input of the first select (among the top-level
     `and`s) whose keys are a sequence_map, as the module docstring writes it, in `order` of j;
     values j for which the select can never hold are left out; and the table's two inputs. None
-    when there is no such select, or more than `max_parts` values, or no part can select."""
+    when there is no such select, or more than `max_parts` values, or no part can select, or the
+    table is numerical and an input may be none (`nullable`): it is 0 there, a key the parts'
+    selects, which never select a none, would miss."""
     conjuncts = _conjuncts(selector)
     for i, select in enumerate(conjuncts):
         if isinstance(select, ir.Select) and isinstance(select.keys, ir.SequenceMap):
             rest = conjuncts[:i] + conjuncts[i + 1 :]
+            if select.keys.encoding == ir.NUMERICAL and {select.keys.first, select.keys.second} & nullable:
+                return None
             return _parts(select, rest, value_sets, max_parts, order)
     return None
 
