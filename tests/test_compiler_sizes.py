@@ -128,3 +128,19 @@ def test_the_linear_read_out_keeps_only_the_pairs_the_positions_give():
     model = compile_program(program)
     assert [layer["d_mlp"] for layer in model.meta["layers"]] == [14]  # the length's decode alone
     assert_agree(model, program, every_input(program.vocab, program.max_len))
+
+
+def test_an_index_match_whose_none_selects_keeps_the_table():
+    """`not select(indices, s3, true)` holds where s3 is none, at every key: no index-matching
+    select, whose features score a none as no match (a fuzz found the model missing those keys)."""
+    program = parse_program("""
+vocab {0, 1, 2}
+max_len 6
+causal
+s1 = sequence_map(lambda x, y: (x + y) % 3, length, indices)
+s2 = sequence_map(lambda x, y: int(x == y), s1, tokens)
+s3 = aggregate(select(tokens, tokens, >), s1)
+output aggregate(select(s2, indices, <) and select(indices, s1, ==) and not select(indices, s3, true), length)
+""")
+    for disabled in ([], ["position-selects"]):
+        assert_agree(compile_program(program, disabled=disabled), program, every_input(program.vocab, program.max_len))

@@ -165,6 +165,9 @@ def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: b
         return None
     if any(source[1](p) != p for p in range(builder.program.max_len)):
         return None
+    none_pairs = ((p, None) if positions_are_keys else (None, p) for p in positions.values)
+    if other.may_be_none and any(term.table[pair] for pair in none_pairs):
+        return None  # the features score a none as no match (`not` of a select can match it)
     target = {}
     for v in other.values:
         pairs = ((p, v) if positions_are_keys else (v, p) for p in positions.values)
