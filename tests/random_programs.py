@@ -5,7 +5,8 @@ a seeded `random.Random` (`random_program(rng)`, for bench/fuzz.py). It covers m
 sequence_maps (categorical, numerical, mixed), selects with every comparison, `true`/`false` and
 lambda predicates, selector and/or/not (same and different keys/queries), categorical and
 numerical aggregates with and without defaults, selector_width, numerical<->categorical
-conversions, causal and non-causal programs, string and integer vocabs, max_len 1..6.
+conversions, causal and non-causal programs, string and integer vocabs, max_len 1..6; one answer
+in four aggregates over a select on a sequence_map (what split-keys splits).
 """
 
 from __future__ import annotations
@@ -184,8 +185,31 @@ def build_program(c: Chooser) -> ir.Program:
         pool = _Pool(ints=[ir.tokens, ir.indices, ir.length])
     for _ in range(c.int(1, 5)):
         _step(c, pool, causal)
-    last = [p[-1] for p in (pool.ints, pool.strs, pool.nums) if p]
-    return ir.Program(output=c.pick(last), vocab=vocab, max_len=max_len, causal=causal)
+    if c.coin(4):
+        output = _answer_on_a_table(c, pool)
+    else:
+        output = c.pick([p[-1] for p in (pool.ints, pool.strs, pool.nums) if p])
+    return ir.Program(output=output, vocab=vocab, max_len=max_len, causal=causal)
+
+
+def _answer_on_a_table(c: Chooser, pool: _Pool) -> ir.Aggregate:
+    """A categorical aggregate whose select compares a sequence_map of two categorical ints (the
+    shape split-keys splits; numerical one time in three), sometimes `and` another selector."""
+    text, call = c.pick(INT_PAIR_MAPS)
+    table = ir.SequenceMap(_fn(text, call), c.pick(pool.ints), c.pick(pool.ints))
+    if c.coin(3):
+        table = ir.numerical(table)
+    queries = c.pick(pool.ints + pool.nums)
+    if c.coin(3):
+        text, predicate = c.pick(INT_PREDICATES)
+        selector: ir.Selector = ir.Select(table, queries, _fn(text, predicate))
+    else:
+        selector = ir.Select(table, queries, c.pick(COMPARISONS))
+    if c.coin(3):
+        selector = ir.SelectAnd(selector, _selector(c, pool))
+    source = pool.strs if pool.strs and c.coin() else pool.ints
+    default = None if c.coin() else (c.pick(["a", "z"]) if source is pool.strs else c.int(-1, 3))
+    return ir.Aggregate(selector, c.pick(source), default=default)
 
 
 def random_program(rng: random.Random) -> ir.Program:
