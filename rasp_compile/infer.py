@@ -204,6 +204,8 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> se
     if isinstance(node, ir.Map):
         return _distinct_values((call_checked(node.fn, (x,), node) for x in sets[node.inner]), node)
     if isinstance(node, ir.SequenceMap):
+        if node.first is node.second:  # one s-op twice: only equal values meet
+            return _distinct_values((call_checked(node.fn, (x, x), node) for x in sets[node.first]), node)
         _check_combinations(node, sets[node.first], sets[node.second])
         return _distinct_values(
             (call_checked(node.fn, (x, y), node) for x, y in product(sets[node.first], sets[node.second])), node

@@ -12,6 +12,7 @@ import numpy as np
 
 from rasp_compile.compiler import compile_program, readout
 from rasp_compile.frontend import parse_program
+from rasp_compile.infer import infer_value_sets
 
 from differential import assert_agree, disagreements, every_input, random_inputs
 
@@ -144,3 +145,23 @@ output aggregate(select(s2, indices, <) and select(indices, s1, ==) and not sele
 """)
     for disabled in ([], ["position-selects"]):
         assert_agree(compile_program(program, disabled=disabled), program, every_input(program.vocab, program.max_len))
+
+
+def test_a_sequence_map_of_one_s_op_twice_is_a_map_of_it():
+    """At every position both arguments hold the same value: `x - x` takes only 0, and `m * m` of
+    a mean with hundreds of values is a step MLP of m, not a table over every pair (which was
+    refused as too large: bench/fuzz.py seed 7 found it)."""
+    difference = parse_program("vocab {0, 1, 2}\nmax_len 4\noutput sequence_map(lambda x, y: x - y, tokens, tokens)\n")
+    assert infer_value_sets(difference)[difference.output] == {0}
+    program = parse_program("""
+vocab {0, 1, 2, 3}
+max_len 6
+causal
+s1 = numerical(map(lambda x: x % 2, length))
+s2 = numerical(aggregate(not select(length, length, !=), s1, default=-1))
+m = numerical(aggregate(select(indices, indices, lambda k, q: k < q or k == 0), s2))
+output numerical(sequence_map(lambda x, y: x * y, m, m))
+""")
+    model = compile_program(program)
+    assert len(model.meta["layers"]) == 2
+    assert_agree(model, program, every_input(program.vocab, program.max_len))

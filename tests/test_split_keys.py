@@ -82,6 +82,7 @@ def test_a_rank_by_two_counts_is_matched_to_the_index_in_the_third_layer(name: s
     assert len(compile_program(program).meta["layers"]) == 3
     for off in ("split-keys", "compose-views"):
         assert len(compile_program(program, disabled=[off]).meta["layers"]) == 4
+    assert len(compile_program(program, max_len=100).meta["layers"]) == 4  # 100 heads of 101: not tried
 
 
 def test_a_table_of_the_token_and_the_index_is_split_too():
@@ -162,3 +163,19 @@ def test_the_heads_match_lines_to_the_index_from_three_shared_features():
     assert not any(label.endswith((".target", ".match")) for label in read)
     assert {label for label in read if label.endswith((".value", ".value^2"))} >= {
         "as_frequent_before.cat.value", "as_frequent_before.cat.value^2"}
+
+
+def test_a_split_too_large_for_the_budget_is_built_whole():
+    """With 300 token values every head's output is a 300-wide one-hot until pruning, and the
+    24 heads exceed the parameter budget: the answer is built as one head, a layer deeper."""
+    vocab = ", ".join(str(t) for t in range(300))
+    program = parse_program(f"""
+vocab {{{vocab}}}
+max_len 24
+w = selector_width(select(tokens, tokens, ==))
+output aggregate(select(w + indices, indices, ==), tokens)
+""")
+    assert build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS)).split
+    model = compile_program(program)
+    assert len(model.meta["layers"]) == len(compile_program(program, disabled=["split-keys"]).meta["layers"])
+    assert_agree(model, program, random_inputs(program.vocab, program.max_len, 50, seed=24))

@@ -19,7 +19,7 @@ from typing import Iterable
 import numpy as np
 
 from .. import ir
-from ..errors import placed_at, recursion_refused
+from ..errors import RaspValueError, placed_at, recursion_refused
 from ..infer import ValueSets, infer_value_sets
 from ..model import Model, validate
 from .assemble import assemble
@@ -73,12 +73,24 @@ def compile_program(
         if value_sets is None:
             value_sets = infer_value_sets(program)
         check_vocab_budget(program, value_sets)
-        graph = build_graph(program, value_sets, enabled)
-        check_precision(graph, dtype)
+        graph, layout = _graph_within_budget(program, value_sets, enabled, dtype)
         embeds, blocks = schedule(graph)
-        layout = lay_out(graph)
-        check_budget(graph, layout)
         model = assemble(graph, embeds, blocks, layout, dtype, prune="prune" in enabled)
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of SPEC §2's meta
     validate(model)
     return model
+
+
+def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype) -> tuple:
+    """The graph and its layout, checked for precision and size; a split answer (split-keys) that
+    makes the model too large is built again whole, one layer deeper but within the budget."""
+    graph = build_graph(program, value_sets, enabled)
+    check_precision(graph, dtype)
+    layout = lay_out(graph)
+    try:
+        check_budget(graph, layout)
+    except RaspValueError:
+        if not graph.split:
+            raise
+        return _graph_within_budget(program, value_sets, enabled - {"split-keys"}, dtype)
+    return graph, layout

@@ -38,6 +38,12 @@ from .scores import Score, score_columns
 from .selectors import normalize_selector
 from .split_keys import split_selectors
 
+MAX_SPLIT_COLUMNS = 8192
+"""split_keys builds a head per value of one input of the answer's table, each up to the other
+input's (or the query's) value count wide: it is tried while that bound stays within this many
+head columns (64 heads of 65 at max_len 64; at 100 the 100 heads would take 10,100, and over a
+hundred million parameters)."""
+
 FOLD_TOLERANCE = 1e-6
 """The float32 error, relative to its largest value, a number may take folded onto the steps of
 a categorical view (GraphBuilder.linear): a tenth of what a numerical answer is checked to."""
@@ -228,6 +234,8 @@ class _Builder:
         return NumericMLP(out, inner, fn)
 
     def _sequence_map_op(self, out: Var, fn: Callable, first: Var, second: Var) -> Op:
+        if first is second:  # one variable twice (`x * x`): a map of it
+            return self._map_op(out, lambda v: fn(v, v), first)
         linear = self.linear(out, fn, (first, second))
         if linear is not None:
             return linear
@@ -317,7 +325,7 @@ class _Builder:
         (split_keys.py), when those heads all come before the sub-layer `whole` would take."""
         if node is not self.program.output:
             return None
-        split = split_selectors(node.selector, self.value_sets, self.nullable, self.program.max_len + 1, _sort_key)
+        split = split_selectors(node.selector, self.value_sets, self.nullable, MAX_SPLIT_COLUMNS, _sort_key)
         if split is None:
             return None
         parts, table_inputs = split
@@ -328,7 +336,10 @@ class _Builder:
             for k, part in enumerate(parts)
         ]
         slot = max(sublayer_after(self.ops, head) for head in heads)
-        return heads if slot < sublayer_after(self.ops, whole) else None
+        if slot < sublayer_after(self.ops, whole):
+            return heads
+        self.split_inputs.clear()
+        return None
 
     def score(self, selector: ir.Selector) -> Score:
         """The selector as terms (selectors.py), scored by factored head columns (scores.py)."""
@@ -397,7 +408,7 @@ def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) 
     set_amplification(ops, readout.inputs)
     if {"head-features", "prune"} <= enabled:  # the fold pays only once pruning drops what it replaced
         ops = fold_head_features(ops, readout.inputs, builder.feature_var, builder.writer.get)
-    return Graph(ops, output, program, readout)
+    return Graph(ops, output, program, readout, split=bool(builder.split_inputs))
 
 
 def _readout(output: Var, writer: Op, ops: list[Op], enabled: frozenset) -> Readout:

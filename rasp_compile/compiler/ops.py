@@ -195,6 +195,7 @@ class Graph:
     output: Var
     program: ir.Program
     readout: Readout  # how unembed reads the answer
+    split: bool = False  # whether the answer's aggregate is split into heads (split_keys.py)
 
 
 def readers_of(ops: list[Op]) -> dict[Var, list[Op]]:

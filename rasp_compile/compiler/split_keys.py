@@ -33,12 +33,14 @@ from ..infer import ValueSets
 
 
 def split_selectors(
-    selector: ir.Selector, value_sets: ValueSets, nullable: set, max_parts: int, order: Callable
+    selector: ir.Selector, value_sets: ValueSets, nullable: set, max_columns: int, order: Callable
 ) -> tuple[list[ir.Selector], tuple[ir.SOp, ir.SOp]] | None:
     """One selector per value j of the smaller input of the first select (among the top-level
     `and`s) whose keys are a sequence_map, as the module docstring writes it, in `order` of j;
     values j for which the select can never hold are left out; and the table's two inputs. None
-    when there is no such select, or more than `max_parts` values, or no part can select, or the
+    when there is no such select, or its heads could need more than `max_columns` head columns
+    (one per value of j's input, each as wide as the other input's or the query's value count,
+    whichever is smaller), or no part can select, or the
     table is numerical and an input may be none (`nullable`): it is 0 there, a key the parts'
     selects, which never select a none, would miss."""
     conjuncts = _conjuncts(selector)
@@ -47,18 +49,18 @@ def split_selectors(
             rest = conjuncts[:i] + conjuncts[i + 1 :]
             if select.keys.encoding == ir.NUMERICAL and {select.keys.first, select.keys.second} & nullable:
                 return None
-            return _parts(select, rest, value_sets, max_parts, order)
+            return _parts(select, rest, value_sets, max_columns, order)
     return None
 
 
-def _parts(select: ir.Select, rest: list, value_sets: ValueSets, max_parts: int, order: Callable) -> tuple | None:
+def _parts(select: ir.Select, rest: list, value_sets: ValueSets, max_columns: int, order: Callable) -> tuple | None:
     """split_selectors' answer for `select`, whose keys are the table, and the other conjuncts."""
     table = select.keys
     split_first = len(value_sets[table.first]) <= len(value_sets[table.second])
     x, y = (table.first, table.second) if split_first else (table.second, table.first)
-    if len(value_sets[x]) > max_parts:
-        return None
     queries = value_sets[select.queries]
+    if len(value_sets[x]) * min(len(value_sets[y]), len(queries)) > max_columns:
+        return None
     parts = []
     for j in sorted(value_sets[x], key=order):
         def key(other, j=j):
