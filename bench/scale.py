@@ -1,6 +1,6 @@
 """How the compiled models scale with max_len: size, cost, compile time, speed and exactness.
 
-    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,20,40,64] [--timeout 120]
+    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,20,40,64] [--timeout 300]
 
 Per program (default: every programs/*.rasp) and max_len, one "cell":
   layers, heads per layer, d_model   from the compiled model's meta
@@ -448,7 +448,7 @@ def parse_args(argv: list[str] | None):
     parser = argparse.ArgumentParser(description="Size, cost, speed and exactness of compiled programs.")
     parser.add_argument("--programs", help="comma-separated names in programs/ (default: all)")
     parser.add_argument("--max-lens", default=",".join(map(str, MAX_LENS)), help="default 5,10,20,40,64")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per cell process (default 120)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per cell process (default 300)")
     parser.add_argument("--samples", type=int, default=2_000, help="accuracy inputs per cell (default 2000)")
     parser.add_argument("--batch", type=int, default=1_000, help="forward batch (default 1000)")
     parser.add_argument("--runs", type=int, default=3, help="cold compiles (median) and forward runs (best)")

@@ -63,12 +63,14 @@ def _parts(select: ir.Select, rest: list, value_sets: ValueSets, max_columns: in
         return None
     parts = []
     for j in sorted(value_sets[x], key=order):
-        def key(other, j=j):
-            return table.fn(j, other) if split_first else table.fn(other, j)
-
-        if not any(select.holds(key(other), q) for other in value_sets[y] for q in queries):
+        selected = {
+            (other, q): select.holds(table.fn(j, other) if split_first else table.fn(other, j), q)
+            for other in value_sets[y]
+            for q in queries
+        }
+        if not any(selected.values()):
             continue  # no key with x = j is ever selected
-        on_y = ir.Fn(lambda other, q, key=key: select.holds(key(other), q), f"{_text(select)} at {j!r}")
+        on_y = ir.Fn(lambda other, q, selected=selected: selected[(other, q)], f"{_text(select)} at {j!r}")
         is_j = ir.Fn(lambda value, _q, j=j: value == j, f"lambda k, q: k == {j!r}")
         part: ir.Selector = ir.SelectAnd(ir.Select(y, select.queries, on_y), ir.Select(x, select.queries, is_j))
         for other_select in rest:
