@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
 
@@ -67,11 +66,34 @@ def canonical(value: Value) -> Value:
     apart, so the snap is unambiguous.
     """
     if isinstance(value, float) and math.isfinite(value):
-        exact = Fraction(value)
-        snapped = exact.limit_denominator(SNAP_DENOMINATOR)
-        if abs(snapped - exact) <= SNAP_TOLERANCE * max(1.0, abs(value)):
-            return float(snapped)
+        numerator, denominator = value.as_integer_ratio()
+        if denominator <= SNAP_DENOMINATOR:
+            return numerator / denominator  # itself (-0.0 becomes 0.0)
+        p, q = _closest_fraction(numerator, denominator, SNAP_DENOMINATOR)
+        tolerance, scale = (SNAP_TOLERANCE * max(1.0, abs(value))).as_integer_ratio()
+        if abs(p * denominator - numerator * q) * scale <= tolerance * q * denominator:
+            return p / q
     return value
+
+
+def _closest_fraction(numerator: int, denominator: int, largest: int) -> tuple[int, int]:
+    """(p, q): the fraction closest to numerator / denominator with q <= largest, the smaller q
+    on a tie: Fraction.limit_denominator's continued-fraction search, in integers (canonical runs
+    on every float a lambda returns, and Fraction objects made it the compiler's slowest step)."""
+    p0, q0, p1, q1 = 0, 1, 1, 0
+    n, d = numerator, denominator
+    while True:
+        a = n // d
+        q2 = q0 + a * q1
+        if q2 > largest:
+            break
+        p0, q0, p1, q1 = p1, q1, p0 + a * p1, q2
+        n, d = d, n - a * d
+    k = (largest - q0) // q1
+    p2, q2 = p0 + k * p1, q0 + k * q1
+    if abs(p1 * denominator - numerator * q1) * q2 <= abs(p2 * denominator - numerator * q2) * q1:
+        return p1, q1
+    return p2, q2
 
 
 def as_fn(f: Fn | Callable[..., Value]) -> Fn:
