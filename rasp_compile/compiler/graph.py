@@ -33,7 +33,7 @@ from .numeric_mlp import step_output_error
 from .precision import largest_magnitude
 from .readout import Readout, linear_readout, nearest_value_readout, plain_readout
 from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP, Var, coordinate, op_inputs
-from .schedule import sublayer_after
+from .schedule import sublayers_after
 from .scores import Score, score_columns
 from .selectors import normalize_selector
 from .split_keys import split_selectors
@@ -335,8 +335,8 @@ class _Builder:
                    self.score(part), "categorical", whole.value, node.default)
             for k, part in enumerate(parts)
         ]
-        slot = max(sublayer_after(self.ops, head) for head in heads)
-        if slot < sublayer_after(self.ops, whole):
+        *slots, whole_slot = sublayers_after(self.ops, [*heads, whole])
+        if max(slots) < whole_slot:
             return heads
         self.split_inputs.clear()
         return None

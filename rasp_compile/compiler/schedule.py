@@ -26,9 +26,11 @@ def sublayer_of(graph: Graph) -> dict[Op, int]:
     return _slots(graph.ops)
 
 
-def sublayer_after(ops: list[Op], op: Op) -> int:
-    """The sub-layer `op` would take if it came after `ops` (in dependency order, as a graph's)."""
-    return _slot(op, {o.out: s for o, s in _slots(ops).items()})
+def sublayers_after(ops: list[Op], candidates: list[Op]) -> list[int]:
+    """The sub-layer each of `candidates` would take if it came after `ops` (in dependency order,
+    as a graph's)."""
+    ready = {o.out: s for o, s in _slots(ops).items()}
+    return [_slot(op, ready) for op in candidates]
 
 
 def _slots(ops: list[Op]) -> dict[Op, int]:
