@@ -36,7 +36,7 @@ from random_programs import random_inputs, random_program  # noqa: E402
 from rasp_compile import ir  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
 from rasp_compile.errors import RaspError  # noqa: E402
-from rasp_compile.infer import infer_value_sets  # noqa: E402
+from rasp_compile.frontend.infer import infer_value_sets  # noqa: E402
 
 INPUTS_PER_PROGRAM = 50
 PROGRESS_EVERY = 200

@@ -52,11 +52,11 @@ from differential import same_value  # noqa: E402
 from rasp_compile import ir  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
 from rasp_compile.errors import RaspRuntimeError  # noqa: E402
-from rasp_compile.flops import count_flops  # noqa: E402
-from rasp_compile.forward import encode, logits, predict  # noqa: E402
+from rasp_compile.tools.flops import count_flops  # noqa: E402
+from rasp_compile.runtime.forward import encode, logits, predict  # noqa: E402
 from rasp_compile.frontend import load_program  # noqa: E402
-from rasp_compile.interpret import evaluate  # noqa: E402
-from rasp_compile.model import Model, n_nonzero, n_params  # noqa: E402
+from rasp_compile.tools.interpret import evaluate  # noqa: E402
+from rasp_compile.runtime.model import Model, n_nonzero, n_params  # noqa: E402
 
 PROGRAMS_DIR = ROOT / "programs"
 MAX_LENS = (5, 10, 20, 40, 64)

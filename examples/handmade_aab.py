@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rasp_compile.forward import complete
-from rasp_compile.model import FORMAT, Model, validate
-from rasp_compile.weights_file import save
+from rasp_compile.runtime.forward import complete
+from rasp_compile.runtime.model import FORMAT, Model, validate
+from rasp_compile.runtime.weights_file import save
 
 VOCAB = ["a", "b"]
 MAX_LEN = 5

@@ -1,4 +1,4 @@
-"""Print every weight matrix of a model with its rows and columns labelled (rasp_compile.inspect_weights).
+"""Print every weight matrix of a model with its rows and columns labelled (rasp_compile.tools.inspect_weights).
 
 Run: `python examples/print_weights.py PROGRAM.rasp` (compiled first) or
 `python examples/print_weights.py WEIGHTS.npz` (a SPEC §2 weights file).
@@ -12,8 +12,8 @@ import sys
 from rasp_compile.compiler import compile_program
 from rasp_compile.errors import InputError, RaspError, WeightsError
 from rasp_compile.frontend import load_program
-from rasp_compile.inspect_weights import format_model
-from rasp_compile.weights_file import load
+from rasp_compile.tools.inspect_weights import format_model
+from rasp_compile.runtime.weights_file import load
 
 
 def main(argv: list[str]) -> int:

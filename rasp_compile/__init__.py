@@ -23,12 +23,12 @@ import numpy as np
 from . import ir
 from .compiler import OPTIMIZATIONS, compile_program
 from .errors import InputError, RaspError, WeightsError, format_error
-from .flops import count_flops
-from .forward import complete, logits, predict
+from .tools.flops import count_flops
+from .runtime.forward import complete, logits, predict
 from .frontend import load_program, parse_program
-from .interpret import OpCounter, evaluate
-from .model import Model
-from .weights_file import load, save
+from .tools.interpret import OpCounter, evaluate
+from .runtime.model import Model
+from .runtime.weights_file import load, save
 
 __all__ = [
     "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "format_error",

@@ -8,9 +8,9 @@ import random
 
 from rasp_compile import ir
 from rasp_compile.errors import RaspRuntimeError
-from rasp_compile.forward import predict
-from rasp_compile.interpret import evaluate
-from rasp_compile.model import Model
+from rasp_compile.runtime.forward import predict
+from rasp_compile.tools.interpret import evaluate
+from rasp_compile.runtime.model import Model
 
 NUMERICAL_TOLERANCE = 1e-5
 """Numerical outputs agree when within this much, relative to max(1, |expected|): float32 noise."""

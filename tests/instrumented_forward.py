@@ -1,6 +1,6 @@
-"""An instrumented run of `rasp_compile.forward`: the model's arrays are viewed as a counting ndarray
+"""An instrumented run of `rasp_compile.runtime.forward`: the model's arrays are viewed as a counting ndarray
 subclass, so every NumPy operation the real forward pass performs on them is tallied under the
-conventions of `rasp_compile.flops.CONVENTIONS`:
+conventions of `rasp_compile.tools.flops.CONVENTIONS`:
 
     matmul                          2 · (output elements) · (inner dimension)
     other ufunc calls               1 per output element (add, multiply, divide, exp, tanh, ...)
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rasp_compile import forward
-from rasp_compile.model import Model
+from rasp_compile.runtime import forward
+from rasp_compile.runtime.model import Model
 
 
 def counting_array_type(tally: list[int]) -> type:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rasp_compile.model import FORMAT, Model, validate
+from rasp_compile.runtime.model import FORMAT, Model, validate
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

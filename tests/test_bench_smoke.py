@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from rasp_compile.compiler import compile_program
-from rasp_compile.flops import count_flops
+from rasp_compile.tools.flops import count_flops
 from rasp_compile.frontend import load_program
-from rasp_compile.model import n_nonzero, n_params
+from rasp_compile.runtime.model import n_nonzero, n_params
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ_PROGRAMS = 5

@@ -19,12 +19,12 @@ import pytest
 from model_zoo import handmade_module
 from rasp_compile import OPTIMIZATIONS, compile
 from rasp_compile.cli import compile_cmd, run_cmd
-from rasp_compile.flops import count_flops
+from rasp_compile.tools.flops import count_flops
 from rasp_compile.frontend import load_program
-from rasp_compile.interpret import OpCounter, evaluate
-from rasp_compile.lower import MAX_LEN_LIMIT
-from rasp_compile.model import n_nonzero, n_params
-from rasp_compile.weights_file import load, save
+from rasp_compile.tools.interpret import OpCounter, evaluate
+from rasp_compile.frontend.lower import MAX_LEN_LIMIT
+from rasp_compile.runtime.model import n_nonzero, n_params
+from rasp_compile.runtime.weights_file import load, save
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 AAB = str(PROGRAMS / "aab.rasp")

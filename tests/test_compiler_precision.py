@@ -21,7 +21,7 @@ from rasp_compile.compiler.precision import carried_magnitudes
 from rasp_compile.compiler.table_mlp import table_mlp
 from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.frontend import load_program, parse_program
-from rasp_compile.infer import infer_value_sets
+from rasp_compile.frontend.infer import infer_value_sets
 
 from differential import disagreements
 

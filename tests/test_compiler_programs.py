@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.forward import encode, trace
+from rasp_compile.runtime.forward import encode, trace
 from rasp_compile.frontend import load_program
-from rasp_compile.weights_file import load, save
+from rasp_compile.runtime.weights_file import load, save
 
 from differential import disagreements, every_input, random_inputs
 

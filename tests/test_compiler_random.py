@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rasp_compile import ir
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.infer import infer_value_sets
+from rasp_compile.frontend.infer import infer_value_sets
 
 from differential import disagreements
 from random_programs import programs, random_inputs

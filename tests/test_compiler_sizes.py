@@ -12,7 +12,7 @@ import numpy as np
 
 from rasp_compile.compiler import compile_program, readout
 from rasp_compile.frontend import parse_program
-from rasp_compile.infer import infer_value_sets
+from rasp_compile.frontend.infer import infer_value_sets
 
 from differential import assert_agree, disagreements, every_input, random_inputs
 

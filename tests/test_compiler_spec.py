@@ -14,10 +14,10 @@ import pytest
 
 from rasp_compile.compiler import compile_program
 from rasp_compile.errors import RaspRuntimeError
-from rasp_compile.forward import encode, qkv_heads, trace
+from rasp_compile.runtime.forward import encode, qkv_heads, trace
 from rasp_compile.frontend import load_program
-from rasp_compile.interpret import evaluate
-from rasp_compile.weights_file import save
+from rasp_compile.tools.interpret import evaluate
+from rasp_compile.runtime.weights_file import save
 
 from differential import same_value
 from test_spec_forward import spec_forward

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.direct_cost import direct_rule_cost
-from rasp_compile.flops import count_flops
-from rasp_compile.forward import encode
+from rasp_compile.tools.direct_cost import direct_rule_cost
+from rasp_compile.tools.flops import count_flops
+from rasp_compile.runtime.forward import encode
 from rasp_compile.frontend import load_program
-from rasp_compile.model import Model, n_nonzero, n_params
+from rasp_compile.runtime.model import Model, n_nonzero, n_params
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI, FLOPS = ROOT / "docs" / "cli.md", ROOT / "docs" / "flops.md"

@@ -16,7 +16,7 @@ from rasp_compile.errors import (
 )
 from rasp_compile.compiler import compile_program
 from rasp_compile.frontend import load_program, parse_program
-from rasp_compile.infer import infer_value_sets
+from rasp_compile.frontend.infer import infer_value_sets
 
 H = "vocab {a, b}\nmax_len 5\n"  # two lines: the body starts on line 3
 

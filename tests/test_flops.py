@@ -8,8 +8,8 @@ import pytest
 
 from instrumented_forward import count_last_position, count_whole_sequence
 from model_zoo import handmade_module, model_variants, random_model, random_token_ids
-from rasp_compile import forward
-from rasp_compile.flops import COMPONENTS, count_flops
+from rasp_compile.runtime import forward
+from rasp_compile.tools.flops import COMPONENTS, count_flops
 
 
 def models():

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from model_zoo import handmade_module, model_variants, random_model, random_token_ids
-from rasp_compile import forward
+from rasp_compile.runtime import forward
 from rasp_compile.errors import InputError, WeightsError
-from rasp_compile.model import FORMAT, Model, astype, validate
+from rasp_compile.runtime.model import FORMAT, Model, astype, validate
 
 E = math.e
 
@@ -202,7 +202,7 @@ def test_complete_refuses_models_that_do_not_complete():
 
 def test_handmade_model_agrees_with_the_interpreter_on_its_source():
     from rasp_compile.frontend import parse_program
-    from rasp_compile.interpret import evaluate_many
+    from rasp_compile.tools.interpret import evaluate_many
 
     model = handmade_module().build()
     inputs = [list(t) for n in range(1, 6) for t in itertools.product("ab", repeat=n)]

@@ -19,8 +19,8 @@ from rasp_compile.compiler.layout import lay_out
 from rasp_compile.compiler.numeric_mlp import step_mlp
 from rasp_compile.compiler.ops import GatedMap, NumericMLP, TableMLP, Var
 from rasp_compile.frontend import parse_program
-from rasp_compile.infer import infer_value_sets
-from rasp_compile.model import n_params
+from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.runtime.model import n_params
 
 from differential import assert_agree, disagreements, every_input, random_inputs
 

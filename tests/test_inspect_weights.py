@@ -1,4 +1,4 @@
-"""rasp_compile.inspect_weights: every array labelled along both axes, printed without its zero
+"""rasp_compile.tools.inspect_weights: every array labelled along both axes, printed without its zero
 rows and columns. The oracle for the labels is SPEC §2 (c_attn = [q heads | k heads | v heads],
 head h at columns h·D..(h+1)·D); for the printed entries, the model's own arrays."""
 
@@ -13,7 +13,7 @@ import pytest
 from model_zoo import random_model
 from rasp_compile.compiler import compile_program
 from rasp_compile.frontend import load_program
-from rasp_compile.inspect_weights import format_matrix, format_model, labelled_blocks
+from rasp_compile.tools.inspect_weights import format_matrix, format_model, labelled_blocks
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 

@@ -10,8 +10,8 @@ import pytest
 from rasp_compile import ir
 from rasp_compile.errors import InputError, Loc, RaspRuntimeError, RaspValueError
 from rasp_compile.frontend import parse_program
-from rasp_compile.infer import infer_value_sets
-from rasp_compile.interpret import OpCounter, evaluate, evaluate_many
+from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.tools.interpret import OpCounter, evaluate, evaluate_many
 
 
 def run(output: ir.SOp, tokens, vocab=(1, 2, 3), max_len=5, causal=False, counter=None):

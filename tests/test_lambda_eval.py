@@ -2,10 +2,10 @@
 
 import pytest
 
-from rasp_compile import ast, lambda_eval
+from rasp_compile.frontend import ast, lambda_eval
 from rasp_compile.errors import RaspError, RaspNameError, RaspSyntaxError, RaspTypeError
-from rasp_compile.lambda_eval import LambdaFailure
-from rasp_compile.parse import parse
+from rasp_compile.frontend.lambda_eval import LambdaFailure
+from rasp_compile.frontend.parse import parse
 
 
 def make(lam: str, **constants):

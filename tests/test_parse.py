@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from rasp_compile import infer, ir
+from rasp_compile.frontend import infer
+from rasp_compile import ir
 from rasp_compile.errors import InputError
 from rasp_compile.frontend import load_program, parse_program
 

@@ -13,7 +13,7 @@ from rasp_compile import ir
 from rasp_compile.compiler import compile_program
 from rasp_compile.errors import RaspRuntimeError
 from rasp_compile.frontend import parse_program
-from rasp_compile.interpret import evaluate
+from rasp_compile.tools.interpret import evaluate
 
 from differential import disagreements
 from program_text import program_text

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from rasp_compile.frontend import load_program
-from rasp_compile.infer import infer_value_sets
-from rasp_compile.interpret import evaluate, evaluate_many
+from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.tools.interpret import evaluate, evaluate_many
 
 import reference_programs
 

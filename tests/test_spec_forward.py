@@ -1,5 +1,5 @@
 """A second forward pass, written from SPEC §2 alone (one sequence, loops over heads, float64, no
-code shared with rasp_compile), against `rasp_compile.forward` on every model we have.
+code shared with rasp_compile), against `rasp_compile.runtime.forward` on every model we have.
 
 To check more models (compiled programs, say), add them to `spec_models()`.
 """
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from model_zoo import handmade_module, model_variants, random_model, random_token_ids
-from rasp_compile import forward
-from rasp_compile.weights_file import load, save
+from rasp_compile.runtime import forward
+from rasp_compile.runtime.weights_file import load, save
 
 
 def spec_forward(meta: dict, arrays: dict, ids: list[int]) -> np.ndarray:  # ids (BOS included) -> [n, n_out]

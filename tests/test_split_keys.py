@@ -13,7 +13,7 @@ from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.compiler.graph import build_graph
 from rasp_compile.compiler.ops import Attend, Linear
 from rasp_compile.frontend import load_program, parse_program
-from rasp_compile.infer import infer_value_sets
+from rasp_compile.frontend.infer import infer_value_sets
 
 from differential import assert_agree, every_input, random_inputs
 

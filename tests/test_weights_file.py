@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from model_zoo import random_model
-from rasp_compile import weights_file
+from rasp_compile.runtime import weights_file
 from rasp_compile.errors import WeightsError
-from rasp_compile.model import Model, astype, n_nonzero, n_params, validate
-from rasp_compile.weights_file import load, save
+from rasp_compile.runtime.model import Model, astype, n_nonzero, n_params, validate
+from rasp_compile.runtime.weights_file import load, save
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

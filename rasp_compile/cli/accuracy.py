@@ -16,9 +16,9 @@ from rich.progress import Progress
 from rich.table import Table
 
 from ..errors import RaspRuntimeError
-from ..forward import input_vocab, predict
-from ..interpret import evaluate, evaluate_many
-from ..model import Model
+from ..runtime.forward import input_vocab, predict
+from ..tools.interpret import evaluate, evaluate_many
+from ..runtime.model import Model
 from .common import CliError, reference_program
 from .tokens import join_tokens, same_value, value_text
 

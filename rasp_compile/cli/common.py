@@ -22,10 +22,10 @@ from .. import ir
 from ..compiler import compile_program
 from ..errors import InputError, RaspError, WeightsError, format_error
 from ..frontend import load_program, parse_program
-from ..infer import ValueSets, infer_value_sets
-from ..lower import MAX_LEN_LIMIT
-from ..model import Model
-from ..weights_file import load
+from ..frontend.infer import ValueSets, infer_value_sets
+from ..frontend.lower import MAX_LEN_LIMIT
+from ..runtime.model import Model
+from ..runtime.weights_file import load
 
 if TYPE_CHECKING:
     from rich.console import Console

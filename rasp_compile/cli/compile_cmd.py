@@ -17,11 +17,11 @@ import numpy as np
 from .. import ir
 from ..compiler import OPTIMIZATIONS
 from ..errors import special_file
-from ..flops import count_flops
-from ..infer import ValueSets
-from ..lower import MAX_LEN_LIMIT
-from ..model import Model, n_nonzero, n_params
-from ..weights_file import save
+from ..tools.flops import count_flops
+from ..frontend.infer import ValueSets
+from ..frontend.lower import MAX_LEN_LIMIT
+from ..runtime.model import Model, n_nonzero, n_params
+from ..runtime.weights_file import save
 from .common import CliError, Parser, compile_file, make_console, print_json, run_edge, whole_number
 from .tokens import value_text
 

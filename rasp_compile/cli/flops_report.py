@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..direct_cost import direct_rule_cost
-from ..flops import CONVENTIONS, count_flops
-from ..forward import encode
-from ..model import Model
+from ..tools.direct_cost import direct_rule_cost
+from ..tools.flops import CONVENTIONS, count_flops
+from ..runtime.forward import encode
+from ..runtime.model import Model
 from .common import check_one_pass, program_errors, reference_program
 from .tokens import join_tokens
 

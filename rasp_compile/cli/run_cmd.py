@@ -12,8 +12,8 @@ import sys
 
 from rich.table import Table
 
-from ..forward import can_complete, complete, predict
-from ..model import Model
+from ..runtime.forward import can_complete, complete, predict
+from ..runtime.model import Model
 from . import accuracy, flops_report, score, trace_report
 from .compile_cmd import file_name
 from .common import CliError, Parser, load_model, make_console, print_json, run_edge, whole_number

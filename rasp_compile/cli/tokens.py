@@ -10,8 +10,8 @@ import math
 import re
 
 from ..errors import InputError
-from ..forward import input_vocab
-from ..model import Model, token_key
+from ..runtime.forward import input_vocab
+from ..runtime.model import Model, token_key
 
 
 def value_text(value) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from rich.table import Table
 
-from ..forward import encode, predict, trace
-from ..model import Model
+from ..runtime.forward import encode, predict, trace
+from ..runtime.model import Model
 from .common import check_one_pass
 from .tokens import value_text
 

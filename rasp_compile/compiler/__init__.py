@@ -20,8 +20,8 @@ import numpy as np
 
 from .. import ir
 from ..errors import RaspValueError, placed_at, recursion_refused
-from ..infer import ValueSets, infer_value_sets
-from ..model import Model, validate
+from ..frontend.infer import ValueSets, infer_value_sets
+from ..runtime.model import Model, validate
 from .assemble import assemble
 from .budget import check_budget, check_vocab_budget
 from .graph import build_graph

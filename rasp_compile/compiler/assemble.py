@@ -17,7 +17,7 @@ import json
 
 import numpy as np
 
-from ..model import FORMAT, Model
+from ..runtime.model import FORMAT, Model
 from .categorical_attn import categorical_head
 from .embed import embeddings
 from .gated_map import gated_map_mlp

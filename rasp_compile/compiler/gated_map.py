@@ -36,7 +36,7 @@ from typing import Callable
 import numpy as np
 
 from .. import ir
-from ..infer import is_number
+from ..frontend.infer import is_number
 from .layout import Layout
 from .linear import TOLERANCE
 from .numeric_mlp import interpolation_mlp, step_mlp

@@ -23,7 +23,7 @@ from itertools import combinations, product
 from typing import Callable
 
 from .. import ir
-from ..infer import ValueSets, is_number, nullable_sops
+from ..frontend.infer import ValueSets, is_number, nullable_sops
 from .amplification import set_amplification
 from .gated_map import affine_pieces, exact_one_hot
 from .head_features import fold_head_features

@@ -20,7 +20,7 @@ from itertools import product
 from typing import TYPE_CHECKING, Callable
 
 from .. import ir
-from ..infer import is_number
+from ..frontend.infer import is_number
 from .numeric_mlp import step_error
 from .ops import CONSTANT, Linear, NumericMLP
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import ir
-from ..infer import ValueSets
+from ..frontend.infer import ValueSets
 
 
 def split_selectors(

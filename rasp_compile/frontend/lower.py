@@ -26,10 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, NoReturn, Union
 
-from . import ast, ir, lambda_eval
-from .errors import Loc, RaspNameError, RaspTypeError, RaspValueError
+from . import ast, lambda_eval
+from .. import ir
+from ..errors import Loc, RaspNameError, RaspTypeError, RaspValueError
 from .infer import MAX_VALUES
-from .model import token_key
+from ..runtime.model import token_key
 
 Value = Union[ir.SOp, ir.Selector, ir.Value]
 

@@ -22,8 +22,8 @@ from typing import Iterator
 
 import numpy as np
 
-from .compiler.budget import MAX_PARAMETERS
-from .errors import WeightsError, special_file
+from ..compiler.budget import MAX_PARAMETERS
+from ..errors import WeightsError, special_file
 from .model import Model, check_structure, check_values, validate
 
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with members / an empty zip

@@ -16,7 +16,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
 
 from . import ast
-from .errors import Loc, RaspSyntaxError
+from ..errors import Loc, RaspSyntaxError
 from .lambda_eval import MAX_INT
 
 MAX_DEPTH = 100

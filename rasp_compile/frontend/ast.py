@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Iterator, Union
 
-from .errors import Loc
+from ..errors import Loc
 
 Scalar = Union[str, int, float, bool]
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from . import infer, ir
-from .errors import InputError, placed_at, recursion_refused, special_file
+from . import infer
+from .. import ir
+from ..errors import InputError, placed_at, recursion_refused, special_file
 from .lower import lower
 from .parse import parse
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import Model
+from ..runtime.model import Model
 
 BIAS_ROW = "b"
 ZERO = "."  # an exact zero inside a printed row or column

@@ -18,8 +18,9 @@ import math
 import operator
 from typing import Callable
 
-from . import ast, ir
-from .errors import RaspTypeError
+from . import ast
+from .. import ir
+from ..errors import RaspTypeError
 
 MAX_INT = 10**18
 """The largest integer magnitude a lambda (or a literal) may produce."""

@@ -1,11 +1,11 @@
 """FLOPs of one forward pass, by a closed formula from the shapes (nanoGPT's `estimate_mfu` habit),
 per component, under the printed `CONVENTIONS`. tests/test_flops.py checks the formula against an
-instrumented run of `rasp_compile.forward` that counts every operation it performs.
+instrumented run of `rasp_compile.runtime.forward` that counts every operation it performs.
 """
 
 from __future__ import annotations
 
-from .model import Model
+from ..runtime.model import Model
 
 GELU_FLOPS = 8  # x**3, *0.044715, +x, *sqrt(2/pi), tanh, +1, 0.5*x, and the final product
 ACTIVATION_FLOPS = {"relu": 1, "gelu": GELU_FLOPS}

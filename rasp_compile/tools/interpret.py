@@ -3,7 +3,7 @@
 This is the oracle the compiled model is checked against, and the "direct rule" whose cost
 `rasp-run --flops` prints beside the model's FLOPs (counted by an `OpCounter`).
 
-    from rasp_compile.interpret import evaluate
+    from rasp_compile.tools.interpret import evaluate
     evaluate(program, ["a", "a", "b"])     # -> one value per position, None for none
 
 A selector is held as one row of booleans per query position. In a causal program row q covers
@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from . import ir
-from .errors import InputError, RaspRuntimeError, RaspValueError
-from .infer import call_checked, describe, exact_mean
+from .. import ir
+from ..errors import InputError, RaspRuntimeError, RaspValueError
+from ..frontend.infer import call_checked, describe, exact_mean
 
 Row = list  # list[bool]: which keys one query selects
 Memo = dict  # dict[ir.Fn | ir.Select | ir.Aggregate, dict[tuple, Value]]: results per argument tuple

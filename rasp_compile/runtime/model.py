@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import WeightsError
+from ..errors import WeightsError
 
 FORMAT = "rasp-compile/1"
 ACTIVATIONS = ("relu", "gelu")

@@ -21,8 +21,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from .errors import InputError, WeightsError
-from .ir import Value
+from ..errors import InputError, WeightsError
+from ..ir import Value
 from .model import Model, token_key
 
 MAX_SCORE_BYTES = 2**30

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, fields
 
-from . import ir
+from .. import ir
 from .interpret import OpCounter, evaluate
 
 

@@ -18,8 +18,8 @@ from numbers import Number
 
 import numpy as np
 
-from . import ir
-from .errors import RaspTypeError, RaspValueError
+from .. import ir
+from ..errors import RaspTypeError, RaspValueError
 
 MAX_VALUES = 100_000
 """The largest value set an s-op may have; beyond it compiling a one-hot would be absurd."""
