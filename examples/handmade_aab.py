@@ -1,4 +1,4 @@
-"""The (aab)* predictor weighted by hand, as in the picoGPT blog post, saved in the SPEC §2 format.
+"""The (aab)* predictor weighted by hand, as in the picoGPT blog post, saved in the docs/format.md format.
 
 The rule: after "aa" comes "b"; after anything else comes "a" (a lone "a" at position 0 counts as
 "aa"). It is the `programs/aab.rasp` program, whose text goes into meta.source so that

@@ -1,7 +1,7 @@
 """Print every weight matrix of a model with its rows and columns labelled (rasp_compile.tools.inspect_weights).
 
 Run: `python examples/print_weights.py PROGRAM.rasp` (compiled first) or
-`python examples/print_weights.py WEIGHTS.npz` (a SPEC §2 weights file).
+`python examples/print_weights.py WEIGHTS.npz` (a docs/format.md weights file).
 All-zero rows and columns are left out; numbers have at most 4 significant digits.
 """
 

@@ -4,7 +4,7 @@ The Python API, for research code:
 
     import rasp_compile as rc
     program = rc.load_program("programs/aab.rasp")      # or rc.parse_program(text), or build rc.ir
-    model = rc.compile(program, max_len=8)              # a Model: meta + SPEC §2 arrays
+    model = rc.compile(program, max_len=8)              # a Model: meta + docs/format.md arrays
     rc.save(model, "aab.npz"); model = rc.load("aab.npz")
     rc.run(model, ["a", "a", "b"])                      # the model's output at every position
     rc.complete(model, ["a", "a"], steps=10)            # a causal model continuing a sequence

@@ -1,4 +1,4 @@
-"""The project's error types, and the `FILE:LINE:COL: error: MESSAGE` format of SPEC §1 "Errors".
+"""The project's error types, and the `FILE:LINE:COL: error: MESSAGE` format of docs/language.md, "Errors".
 
 Every problem in a program surfaces as a `RaspError` carrying a source location; the command line
 prints `format_error(...)` and exits 1. Problems with inputs or weight files (not programs) are

@@ -106,7 +106,7 @@ def identity(value: Value) -> Value:
 
 
 def compare(op: str, key: Value, query: Value) -> bool:
-    """A comparison predicate, read as `key OP query` (SPEC §1, `select`)."""
+    """A comparison predicate, read as `key OP query` (docs/language.md, `select`)."""
     if op == "true":
         return True
     if op == "false":

@@ -1,4 +1,4 @@
-"""Models for the forward, weights-file and FLOP tests: random weights of valid SPEC §2 shapes, and
+"""Models for the forward, weights-file and FLOP tests: random weights of valid docs/format.md shapes, and
 the hand-weighted (aab)* model of examples/handmade_aab.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The command line (SPEC §3), run in-process: `main(argv)` with stdout/stderr captured.
+"""The command line (docs/cli.md), run in-process: `main(argv)` with stdout/stderr captured.
 
 Reports are checked against their oracles: completions against the post's, --accuracy and
 --score against the interpreter's agreement, --flops against count_flops and the OpCounter.

@@ -1,4 +1,4 @@
-"""Compiled files read the way an outside user would: `numpy.load` and the SPEC §2 forward pass
+"""Compiled files read the way an outside user would: `numpy.load` and the docs/format.md forward pass
 written in tests/test_spec_forward.py (no rasp_compile code), decoded through `meta` alone,
 against the reference interpreter. The file format and our forward pass cannot drift apart.
 """

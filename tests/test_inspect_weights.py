@@ -1,5 +1,5 @@
 """rasp_compile.tools.inspect_weights: every array labelled along both axes, printed without its zero
-rows and columns. The oracle for the labels is SPEC §2 (c_attn = [q heads | k heads | v heads],
+rows and columns. The oracle for the labels is docs/format.md (c_attn = [q heads | k heads | v heads],
 head h at columns h·D..(h+1)·D); for the printed entries, the model's own arrays."""
 
 from __future__ import annotations

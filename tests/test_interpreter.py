@@ -1,4 +1,4 @@
-"""The reference interpreter against plain-Python semantics (SPEC §1), on programs built with the IR."""
+"""The reference interpreter against plain-Python semantics (docs/language.md), on programs built with the IR."""
 
 from __future__ import annotations
 

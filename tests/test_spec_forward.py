@@ -1,4 +1,4 @@
-"""A second forward pass, written from SPEC §2 alone (one sequence, loops over heads, float64, no
+"""A second forward pass, written from docs/format.md alone (one sequence, loops over heads, float64, no
 code shared with rasp_compile), against `rasp_compile.runtime.forward` on every model we have.
 
 To check more models (compiled programs, say), add them to `spec_models()`.
@@ -15,7 +15,7 @@ from rasp_compile.runtime.weights_file import load, save
 
 
 def spec_forward(meta: dict, arrays: dict, ids: list[int]) -> np.ndarray:  # ids (BOS included) -> [n, n_out]
-    """SPEC §2, line by line."""
+    """docs/format.md, line by line."""
     p = {key: np.asarray(value, dtype=np.float64) for key, value in arrays.items()}
     n = len(ids)
     x = p["wte"][ids] + p["wpe"][:n]
@@ -49,12 +49,12 @@ def spec_models():
     yield "wide-heads", random_model(9, layers=((3, 2, 7), (4, 1, 0), (0, 0, 3)), d_model=5)
 
 
-SPEC_MODELS = dict(spec_models())
+FORMAT_MODELS = dict(spec_models())
 
 
-@pytest.mark.parametrize("name", SPEC_MODELS)
+@pytest.mark.parametrize("name", FORMAT_MODELS)
 def test_forward_matches_the_spec(tmp_path, name):
-    save(SPEC_MODELS[name], tmp_path / "model.npz")
+    save(FORMAT_MODELS[name], tmp_path / "model.npz")
     model = load(tmp_path / "model.npz")
     for n_tokens in range(1, model.meta["max_len"] + 1):
         ids = random_token_ids(model, n_tokens, batch=3, seed=n_tokens)

@@ -137,7 +137,7 @@ output map(lambda t: t == "a", inner)
 
 
 def test_no_split_of_a_number_table_whose_input_may_be_none():
-    """A numerical sequence_map of none is 0 (SPEC), a key the select takes here; the heads' selects
+    """A numerical sequence_map of none is 0 (docs/language.md), a key the select takes here; the heads' selects
     on the input itself never select a none, so they would miss it (a fuzz found this)."""
     program = parse_program("""
 vocab {0, 1, 2, 3}

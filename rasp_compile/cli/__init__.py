@@ -1,4 +1,4 @@
-"""The command line of SPEC §3, built with rich.
+"""The command line of docs/cli.md, built with rich.
 
     rasp-compile PROGRAM.rasp [--emit OUT.npz]     compile_cmd.py: summary, weights file
     rasp-run WEIGHTS.npz INPUT                     run_cmd.py: completion or per-position outputs

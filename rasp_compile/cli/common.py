@@ -1,7 +1,7 @@
 """What every command shares: a parser whose errors are one line, the one error edge (which turns
 the project's exceptions into exit statuses), and loading programs and models.
 
-Exit statuses: 0 success, 1 an error in a program (SPEC §1 format, with source line and caret),
+Exit statuses: 0 success, 1 an error in a program (docs/language.md format, with source line and caret),
 2 a bad command line, input or file (one line), 141 a reader that closed the output early.
 """
 
@@ -98,7 +98,7 @@ def _quiet_stdout() -> None:
 
 @contextmanager
 def program_errors(filename: str, source: str | None = None) -> Iterator[None]:
-    """Report a RaspError raised inside the block in the SPEC §1 format (exit status 1).
+    """Report a RaspError raised inside the block in the docs/language.md format (exit status 1).
 
     `source` defaults to the text of the file `filename`, for the source line and caret."""
     try:

@@ -1,4 +1,4 @@
-"""`rasp-compile PROGRAM.rasp [--emit OUT.npz]`: parse, check, compile, summarise (SPEC §3).
+"""`rasp-compile PROGRAM.rasp [--emit OUT.npz]`: parse, check, compile, summarise (docs/cli.md).
 
 The summary: the program (vocab, max_len, causal), each s-op with its kind, encoding and number of
 values, then the model: per layer heads, d_head and d_mlp; d_model; parameters (total and non-zero);
@@ -59,7 +59,7 @@ def build_parser() -> Parser:
     # PROGRAM.rasp is optional to argparse and required by _compile: argparse reports a missing
     # positional before an unknown flag, so `rasp-compile --bogus` would not name --bogus.
     parser.add_argument("program", metavar="PROGRAM.rasp", nargs="?", type=file_name, help="the program to compile")
-    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (SPEC §2) to this file")
+    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (docs/format.md) to this file")
     parser.add_argument("--max-len", type=whole_number(MAX_LEN_LIMIT), metavar="N",
                         help=f"override the program's max_len (1 to {MAX_LEN_LIMIT:,}, as in a program)")
     parser.add_argument("--dtype", choices=DTYPES, default="float32", help="weight dtype (default float32)")

@@ -1,4 +1,4 @@
-"""`rasp-run WEIGHTS.npz INPUT`: run a model (SPEC §3), or report on it.
+"""`rasp-run WEIGHTS.npz INPUT`: run a model (docs/cli.md), or report on it.
 
 Without a report flag, a causal model whose outputs are tokens of its own vocab completes INPUT
 (`--steps N`) and prints `INPUT :: CONTINUATION`; any other model prints its output per position.

@@ -1,4 +1,4 @@
-"""INPUT text <-> tokens (SPEC §3): splitting, matching the vocab by text, and printing values.
+"""INPUT text <-> tokens (docs/cli.md): splitting, matching the vocab by text, and printing values.
 
 A token is written as the program writes it: strings bare (`a`), numbers as numbers (`3`, `0.5`),
 booleans as `true` / `false`, none as `none`.

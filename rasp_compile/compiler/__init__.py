@@ -1,4 +1,4 @@
-"""The compiler: a checked program -> a `Model` in the SPEC §2 format.
+"""The compiler: a checked program -> a `Model` in the docs/format.md format.
 
 The passes, in order (one module each):
 
@@ -76,7 +76,7 @@ def compile_program(
         graph, layout = _graph_within_budget(program, value_sets, enabled, dtype)
         embeds, blocks = schedule(graph)
         model = assemble(graph, embeds, blocks, layout, dtype, prune="prune" in enabled)
-    model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of SPEC §2's meta
+    model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
     validate(model)
     return model
 

@@ -1,4 +1,4 @@
-"""assemble: heads and MLP slices -> the arrays and `meta` of SPEC §2.
+"""assemble: heads and MLP slices -> the arrays and `meta` of docs/format.md.
 
 Heads of one block share d_head (the widest q/k or v among them; narrower heads are padded
 with zero columns) and are laid side by side in c_attn as [q heads | k heads | v heads]. The
@@ -189,7 +189,7 @@ def _without_unread_dimensions(params: dict, labels: list[str]) -> tuple[dict, l
 
 
 def _at_least_one_unit(mlp: MLP) -> MLP:
-    """SPEC §2 has no MLP of width 0; one whose only effect is its output bias (a constant map)
+    """docs/format.md has no MLP of width 0; one whose only effect is its output bias (a constant map)
     gets one idle hidden unit, relu(0) = 0."""
     if mlp.b_in.shape[0]:
         return mlp

@@ -1,7 +1,7 @@
 """budget: refuse, before building any weight, a model too large to build in reasonable memory.
 
 Value sets can grow fast (a chain of `a = a + tokens` maps adds the vocab to every link), and a
-categorical s-op with V values takes V residual dimensions. Every weight matrix of SPEC §2 has
+categorical s-op with V values takes V residual dimensions. Every weight matrix of docs/format.md has
 d_model rows or columns, so a model costs about d_model times the number of columns it needs:
 
     embeddings and read-out   vocab + max_len + 1 + output classes

@@ -10,7 +10,7 @@ in their own sub-layers: assemble.py adds the columns. This folds chains of maps
 or head before them, and linear combinations of numerical s-ops into their writers.
 
 None: a single categorical input that is none (all zeros) gives all zeros, which is none (or 0,
-numerical): SPEC's rule. With several inputs the constant part of a separable table would leak
+numerical): the language's rule. With several inputs the constant part of a separable table would leak
 through a none input, so a sequence_map over an input that may be none is never folded.
 """
 

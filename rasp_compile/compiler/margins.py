@@ -8,7 +8,7 @@ sharpness is the smallest that keeps the leak below it:
     gap >= ln((n + 1) / tolerated_leak)
 
 Scores stay far below float32's exp overflow (~88) for any max_len this compiler accepts,
-and the softmax subtracts the row maximum (SPEC §2's picoGPT form), so only the gap matters.
+and the softmax subtracts the row maximum (the picoGPT form of docs/format.md), so only the gap matters.
 """
 
 from __future__ import annotations

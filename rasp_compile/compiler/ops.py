@@ -93,7 +93,7 @@ class Embed:
 class TableMLP:
     """fn(*values) -> value, tabulated over every combination of the inputs' values; with
     `covers_none`, over their domains (none included: joints), else none in gives none out
-    (categorical) or 0 (numerical), SPEC's propagation rule, for free: no hidden unit fires."""
+    (categorical) or 0 (numerical), the language's propagation rule, for free: no hidden unit fires."""
 
     out: Var
     inputs: tuple[Var, ...]

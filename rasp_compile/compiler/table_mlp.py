@@ -10,7 +10,7 @@ miss brings the pre-activation to -1 or less). The output adds the encoding of f
 a one-hot column, or the number itself for a numerical output (negative ones included: there is
 no clipping). Combinations whose output encodes to nothing (none, or the number 0) need no unit.
 An input that is none (all zeros) fires no unit, so the output is none, or 0 when numerical:
-SPEC's none propagation.
+the language's none propagation.
 
 Inputs a little off 0/1 (attention leak, a step MLP's float32 rounding) move the one firing unit
 by twice as little, and no other: the -1 leaves every unit that should be 0 at exactly 0 while the

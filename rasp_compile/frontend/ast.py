@@ -1,6 +1,6 @@
 """The syntax tree of a `.rasp` program: what parse.py builds and lower.py checks.
 
-Small dataclasses, one per form of the language (SPEC §1). Every node keeps `loc`, the place of
+Small dataclasses, one per form of the language (docs/language.md). Every node keeps `loc`, the place of
 the token that names it best in a message: a name, a literal, an operator, a call's function
 name, a declaration's keyword, a lambda's `lambda`.
 """

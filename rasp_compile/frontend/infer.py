@@ -1,4 +1,4 @@
-"""Value-set inference: the finite set of values each s-op can take (SPEC §1 "Semantics").
+"""Value-set inference: the finite set of values each s-op can take (docs/language.md, "Semantics").
 
 This is also where lambdas meet every combination of values they can be called with, so a lambda
 that fails (division by zero, comparing a string with a number, ...) is reported here, at the

@@ -1,4 +1,4 @@
-"""The evaluator of lambda bodies: scalar expressions over a lambda's parameters (SPEC §1, BODY).
+"""The evaluator of lambda bodies: scalar expressions over a lambda's parameters (docs/language.md, BODY).
 
 A body may hold literals, the lambda's parameters, names of scalar constants, `+ - * / // %`,
 unary `-`, comparisons, `and or not`, `A if C else B` and calls of `min max abs round int float`.

@@ -5,7 +5,7 @@ or a scalar (a Python str, int, float or bool). Operators on scalars only are fo
 scalar; with one s-op operand they become an `ir.Map`, with two an `ir.SequenceMap`; `and`, `or`
 and `not` on selectors combine them.
 
-Scoping rules (SPEC §1 leaves them open):
+Scoping rules (docs/language.md leaves them open):
 - Top-level names must be bound before they are used, in textual order; rebinding is an error.
   `output EXPR` is resolved after all statements, so it may come first.
 - Defs are hoisted: a def may be called before its text. A call expands the def's body in place

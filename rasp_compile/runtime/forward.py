@@ -1,4 +1,4 @@
-"""The forward pass of SPEC §2, picoGPT-style: a dozen plain NumPy functions, batched over
+"""The forward pass of docs/format.md, picoGPT-style: a dozen plain NumPy functions, batched over
 [batch, n] id arrays, computing in the model's dtype (float32 or float64).
 
 Parameters are named after the weight keys, so the nested params splat straight in:
@@ -252,7 +252,7 @@ def predict(model: Model, inputs: list[list[Value]]) -> list[list[Value]]:
 
 def can_complete(model: Model) -> bool:
     """Whether the model continues sequences: causal, with categorical outputs that are all
-    tokens of its own vocab (SPEC §3, rasp-run)."""
+    tokens of its own vocab (docs/cli.md, rasp-run)."""
     output = model.meta["output"]
     vocab = {token_key(token) for token in input_vocab(model)}
     return (model.meta["causal"] and output["encoding"] == "categorical"

@@ -1,4 +1,4 @@
-"""The model object of SPEC §2: `meta` (the JSON header) and `params` (every array, by its flat key).
+"""The model object of docs/format.md: `meta` (the JSON header) and `params` (every array, by its flat key).
 
 `Model(meta, params)` is a plain container; `validate(model)` is the one place that decides whether
 a model can be trusted, and raises `WeightsError` with one line naming the first problem. The
@@ -41,7 +41,7 @@ SHAPE_HINTS = {
 
 @dataclass
 class Model:
-    """A transformer in the SPEC §2 format.
+    """A transformer in the docs/format.md format.
 
     meta:   the JSON header (format, vocab, bos_id, max_len, causal, activation, layers, output, ...)
     params: every array of the file except `meta`, by its flat key (`wte`, `blocks.0.attn.c_attn.w`, ...)
@@ -272,7 +272,7 @@ def _check_arrays(model: Model) -> None:
     shapes = expected_shapes(model)
     for key in params:
         if key not in shapes:
-            _fail(f"unknown array {key!r} (not in SPEC §2, or disagrees with meta.layers)")
+            _fail(f"unknown array {key!r} (not in docs/format.md, or disagrees with meta.layers)")
     for key, shape in shapes.items():
         if key not in params:
             _fail(f"missing array {key!r} (meta.layers / meta.output call for it)")

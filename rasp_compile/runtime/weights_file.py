@@ -1,4 +1,4 @@
-"""Saving and loading the `.npz` weights file of SPEC §2.
+"""Saving and loading the `.npz` weights file of docs/format.md.
 
 `save` writes one `numpy.savez` file: `meta` as a 0-d unicode array holding JSON, every other array
 under its flat key, float32 unless the model's arrays are float64. `load` reads with
@@ -96,7 +96,7 @@ def _read_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[np.dt
         shape, _, dtype = NPY_HEADER_READERS[version](f)
         if not all(type(n) is int for n in shape):  # numpy's reader lets (True, 9) through
             raise ValueError(f"its header's shape {shape} is not a tuple of whole numbers")
-        if dtype.itemsize == 0 or min(shape, default=1) < 1:  # every SPEC array has elements
+        if dtype.itemsize == 0 or min(shape, default=1) < 1:  # every array of the format has elements
             raise ValueError(f"empty array ({dtype} {list(shape)})")
         return dtype, shape, f.tell()
 

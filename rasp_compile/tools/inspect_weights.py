@@ -1,6 +1,6 @@
 """Every weight matrix of a `Model` with its rows and columns named, printed as a compact table.
 
-`labelled_blocks(model)` pairs each array of SPEC §2 with labels for its two axes:
+`labelled_blocks(model)` pairs each array of docs/format.md with labels for its two axes:
 
     residual        meta.residual (`tokens:a`, `indices:3`, ...; `d{i}` when the file has none)
     wte rows        meta.vocab, the BOS row holding its marker

@@ -1,4 +1,4 @@
-"""The reference interpreter: a program evaluated directly on concrete inputs (SPEC §1 "Semantics").
+"""The reference interpreter: a program evaluated directly on concrete inputs (docs/language.md, "Semantics").
 
 This is the oracle the compiled model is checked against, and the "direct rule" whose cost
 `rasp-run --flops` prints beside the model's FLOPs (counted by an `OpCounter`).
