@@ -12,6 +12,7 @@ import re
 from ..errors import InputError
 from ..runtime.forward import input_vocab
 from ..runtime.model import Model, token_key
+from ..safe_text import terminal_safe
 
 
 def value_text(value) -> str:
@@ -27,13 +28,7 @@ def value_text(value) -> str:
 
 def vocab_text(model: Model) -> str:
     """The input vocab as `{a, b}`, for messages: control characters escaped, so one line stays one."""
-    return "{" + ", ".join(_escaped(value_text(token)) for token in input_vocab(model)) + "}"
-
-
-def _escaped(text: str) -> str:
-    """`text` with each unprintable character (newline, tab, other controls, line separators) written
-    as Python writes it in a string literal: `\\n`, `\\t`, `\\x00`, `\\u2028`."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return "{" + ", ".join(terminal_safe(value_text(token)) for token in input_vocab(model)) + "}"
 
 
 def single_characters(model: Model) -> bool:
