@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from differential import every_input, same_value
+from test_examples import load_example
 from interop_extra import require
 from model_zoo import model_variants, random_model, random_token_ids
 from rasp_compile import ir
@@ -148,6 +149,14 @@ def test_a_zeroed_head_changes_the_output_through_its_hook():
         ablated = tl_model.run_with_hooks(ids, fwd_hooks=[("blocks.1.attn.hook_pattern", zero_pattern)])
     assert decoded(model, clean[0, 1:].numpy()) == [2, 3, 3, 2, 1]
     assert decoded(model, ablated[0, 1:].numpy()) != [2, 3, 3, 2, 1]
+
+
+def test_demo_ablates_the_moving_head_as_the_program_says(capsys):
+    require("torch")
+    assert load_example("transformer_lens_demo").main() == 0
+    out = capsys.readouterr().out
+    assert "-> converted model [2, 3, 3, 2, 1], interpreter [2, 3, 3, 2, 1]" in out
+    assert "head L1H0 ablated -> [None, None, None, None, None]" in out
 
 
 def test_tl_tokens_encodes_with_bos_and_refuses_bad_inputs():

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..runtime.model import Model
+from ..safe_text import terminal_safe
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ class Labels:
     source: str
 
     def describe_head(self, layer: int, head: int) -> str:
-        """One line: what head `head` of layer `layer` computes, as far as the file says."""
+        """One line: what head `head` of layer `layer` computes, as far as the file says (its text
+        made safe to print on a terminal)."""
         description = self.heads[layer][head]
         if description is None:
             return f"L{layer}H{head}: zero padding (the layer has {self.n_real_heads(layer)} heads)"
@@ -51,7 +53,7 @@ class Labels:
         writes = description.get("writes") or description.get("sop")
         if select is None:
             return f"L{layer}H{head}: a head of the model (its file does not describe it)"
-        return f"L{layer}H{head}: {select}" + (f" -> {writes}" if writes else "")
+        return terminal_safe(f"L{layer}H{head}: {select}" + (f" -> {writes}" if writes else ""))
 
     def n_real_heads(self, layer: int) -> int:
         """How many of the layer's heads are the model's (they come first)."""
