@@ -11,6 +11,7 @@ agree to 1e-9. Also: labels, hooks, tl_tokens' refusals, and the one-line missin
 from __future__ import annotations
 
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -175,3 +176,35 @@ def test_without_the_extra_one_line_names_it(monkeypatch):
     assert isinstance(raised.value, ImportError)
     assert "\n" not in str(raised.value) and "pip install 'rasp-compile[interop]'" in str(raised.value)
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
+
+
+def test_compatibility_mode_without_processing_keeps_the_logits():
+    """docs/interop.md: the legacy aliases are safe with no_processing=True (weight centring is not)."""
+    torch = require("torch")
+    model = random_model(5)
+    tl_model = to_transformer_lens(model)
+    tl_model.enable_compatibility_mode(no_processing=True, disable_warnings=True)
+    ids = random_token_ids(model, model.meta["max_len"], batch=4, seed=6)
+    with torch.no_grad():
+        assert close(tl_model(torch.from_numpy(ids)).numpy(), logits(model, ids), 1e-9)
+
+
+def test_the_python_in_docs_interop_runs(tmp_path, monkeypatch):
+    """Every ```python block of docs/interop.md, in order, in a directory where the shell block's
+    `rasp-compile programs/reverse.rasp --emit reverse.safetensors` has run."""
+    require("torch")
+    require("safetensors")
+    from rasp_compile.cli import compile_cmd
+
+    repo = Path(__file__).parent.parent
+    (tmp_path / "programs").symlink_to(repo / "programs")
+    monkeypatch.chdir(tmp_path)
+    assert compile_cmd.main(["programs/reverse.rasp", "--emit", "reverse.safetensors"]) == 0
+    text = (repo / "docs" / "interop.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```\n", text, re.MULTILINE | re.DOTALL)
+    assert len(blocks) == 2
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/interop.md", "exec"), namespace)  # the project's own doc, not user text
+    assert namespace["meta"]["residual"] == namespace["model"].meta["residual"]
+    assert tuple(namespace["logits"].shape) == (1, 6, 4)
