@@ -118,11 +118,13 @@ def test_labels_travel_with_the_converted_model():
     assert list(labels.output) == model.meta["output"]["values"]
     assert [len(layer) for layer in labels.heads] == [1, 1]  # reverse: one head in each layer
     assert labels.d_mlp == tuple(layer["d_mlp"] for layer in model.meta["layers"])
+    assert repr(labels).startswith(f"Labels({model.d_model} residual dims, 2 layers of 1 heads")
 
     padded = to_transformer_lens(random_model(0)).rasp_labels  # layers of 2, 0 and 1 heads
     assert [[head is not None for head in layer] for layer in padded.heads] == [[True, True], [False, False],
                                                                              [True, False]]
     assert padded.describe_head(2, 1) == "L2H1: zero padding (the layer has 1 heads)"
+    assert padded.residual == tuple(f"dim{d}" for d in range(6))  # a file without meta.residual
 
 
 def test_head_descriptions_are_read_from_meta_when_present():

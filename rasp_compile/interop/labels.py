@@ -43,17 +43,23 @@ class Labels:
     d_mlp: tuple[int, ...]
     source: str
 
+    def __repr__(self) -> str:  # short: the source and descriptions can be long
+        heads = len(self.heads[0]) if self.heads else 0
+        return (f"Labels({len(self.residual)} residual dims, {len(self.heads)} layers of {heads} heads, "
+                f"{len(self.vocab)} ids, {len(self.output)} {self.encoding} output columns)")
+
     def describe_head(self, layer: int, head: int) -> str:
         """One line: what head `head` of layer `layer` computes, as far as the file says (its text
         made safe to print on a terminal)."""
         description = self.heads[layer][head]
         if description is None:
             return f"L{layer}H{head}: zero padding (the layer has {self.n_real_heads(layer)} heads)"
-        select = description.get("select")
-        writes = description.get("writes") or description.get("sop")
-        if select is None:
+        select = description.get("select")  # the selector as the program writes it
+        sop = description.get("sop") or description.get("writes")  # the s-op (or variable) it computes
+        if select is None and sop is None:
             return f"L{layer}H{head}: a head of the model (its file does not describe it)"
-        return terminal_safe(f"L{layer}H{head}: {select}" + (f" -> {writes}" if writes else ""))
+        text = f"L{layer}H{head}: {select if select is not None else 'a head'}" + (f" -> {sop}" if sop else "")
+        return terminal_safe(text)
 
     def n_real_heads(self, layer: int) -> int:
         """How many of the layer's heads are the model's (they come first)."""
