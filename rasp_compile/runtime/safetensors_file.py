@@ -37,6 +37,7 @@ DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8")}
 DTYPE_NAMES = {np.dtype(np.float32): "F32", np.dtype(np.float64): "F64"}
 HEADER_ALIGNMENT = 8  # the header is padded with spaces so the data starts 8-byte aligned
 ENTRY_FIELDS = {"dtype", "shape", "data_offsets"}
+MAX_COUNT = int(np.iinfo(np.intp).max)  # no dimension or offset can be larger (JSON's ints can)
 
 
 def to_bytes(model: Model) -> bytes:
@@ -114,7 +115,8 @@ def _parse_meta(path, metadata) -> dict:
 
 
 def _is_count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """A whole number from 0 up to the longest array dimension or byte offset there can be."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
 
 
 def _entry(path, key: str, entry) -> tuple[np.dtype, tuple[int, ...], int, int]:
@@ -122,11 +124,12 @@ def _entry(path, key: str, entry) -> tuple[np.dtype, tuple[int, ...], int, int]:
     if not isinstance(entry, dict) or set(entry) != ENTRY_FIELDS:
         raise WeightsError(f"{path}: array {key!r}: its header entry must hold exactly "
                            + ", ".join(sorted(ENTRY_FIELDS)))
-    if entry["dtype"] not in DTYPES:
+    if not isinstance(entry["dtype"], str) or entry["dtype"] not in DTYPES:
         raise WeightsError(f"{path}: array {key!r} has dtype {str(entry['dtype'])[:20]!r}; expected F32 or F64")
     shape, offsets = entry["shape"], entry["data_offsets"]
     if not (isinstance(shape, list) and shape and all(_is_count(n) and n > 0 for n in shape)):
-        raise WeightsError(f"{path}: array {key!r}: its shape must be a list of positive whole numbers")
+        raise WeightsError(f"{path}: array {key!r}: its shape must be a list of positive whole numbers "
+                           "(array dimensions)")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_count, offsets))):
         raise WeightsError(f"{path}: array {key!r}: data_offsets must be two whole numbers")
     dtype = DTYPES[entry["dtype"]]
