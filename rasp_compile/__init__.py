@@ -10,6 +10,8 @@ The Python API, for research code:
     rc.complete(model, ["a", "a"], steps=10)            # a causal model continuing a sequence
     rc.evaluate(program, ["a", "a", "b"])               # the reference interpreter, directly
     rc.count_flops(model, n_positions=6)                # FLOPs per component of one forward
+    tl_model = rc.to_transformer_lens(model)            # the model in TransformerLens ([interop] extra)
+    tl_model(rc.tl_tokens(model, [["a", "a", "b"]]))    # its logits: BOS first, as our forward takes
 
 Programs can also be written in Python with `rasp_compile.ir` (tokens, indices, Map, Select, ...).
 """
@@ -28,12 +30,13 @@ from .runtime.forward import complete, logits, predict
 from .frontend import load_program, parse_program
 from .tools.interpret import OpCounter, evaluate
 from .runtime.model import Model
+from .interop import tl_tokens, to_transformer_lens
 from .runtime.weights_file import load, save
 
 __all__ = [
     "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "format_error",
     "parse_program", "load_program", "compile", "save", "load", "run", "complete", "logits",
-    "evaluate", "OpCounter", "count_flops",
+    "evaluate", "OpCounter", "count_flops", "to_transformer_lens", "tl_tokens",
 ]
 
 

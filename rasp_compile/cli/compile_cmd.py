@@ -59,7 +59,8 @@ def build_parser() -> Parser:
     # PROGRAM.rasp is optional to argparse and required by _compile: argparse reports a missing
     # positional before an unknown flag, so `rasp-compile --bogus` would not name --bogus.
     parser.add_argument("program", metavar="PROGRAM.rasp", nargs="?", type=file_name, help="the program to compile")
-    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (docs/format.md) to this file")
+    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (docs/format.md) to this file; "
+                        "a name ending in .safetensors gets that format (docs/interop.md)")
     parser.add_argument("--max-len", type=whole_number(MAX_LEN_LIMIT), metavar="N",
                         help=f"override the program's max_len (1 to {MAX_LEN_LIMIT:,}, as in a program)")
     parser.add_argument("--dtype", choices=DTYPES, default="float32", help="weight dtype (default float32)")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..compiler.budget import MAX_PARAMETERS
 from ..errors import WeightsError, special_file
+from . import safetensors_file
 from .model import Model, check_structure, check_values, validate
 
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with members / an empty zip
@@ -38,12 +39,21 @@ MAX_MODEL_BYTES = 2 * MAX_PARAMETERS * np.dtype(np.float64).itemsize  # 1.6 GB
 
 
 def save(model: Model, path: str | os.PathLike) -> None:
-    """Validate the model and write it to exactly `path` (no `.npz` appended)."""
+    """Validate the model and write it to exactly `path` (no `.npz` appended); a path ending in
+    `.safetensors` gets that format (docs/interop.md)."""
     validate(model)
     dtype = np.float64 if model.dtype == np.float64 else np.float32
     arrays = {key: array.astype(dtype) for key, array in model.params.items()}
     with open(path, "wb") as f:
-        np.savez(f, meta=np.array(json.dumps(model.meta)), **arrays)
+        if is_safetensors(path):
+            f.write(safetensors_file.to_bytes(model))
+        else:
+            np.savez(f, meta=np.array(json.dumps(model.meta)), **arrays)
+
+
+def is_safetensors(path: str | os.PathLike) -> bool:
+    """Whether `path` names a `.safetensors` file (by its extension, in any case)."""
+    return os.fspath(path).lower().endswith(".safetensors")
 
 
 def _check_is_npz(path: str | os.PathLike) -> None:
@@ -157,7 +167,9 @@ def load(path: str | os.PathLike) -> Model:
     The order keeps every allocation bounded: the .npy headers first (their total against
     MAX_MODEL_BYTES), then meta (JSON), then the keys, dtypes and shapes meta implies
     (`check_structure` on the headers' stand-ins); only then the arrays' data, and last their
-    values."""
+    values. A path ending in `.safetensors` is read as that format, with the same checks."""
+    if is_safetensors(path):
+        return safetensors_file.load(path, MAX_MODEL_BYTES)
     _check_is_npz(path)
     with _reading(path), zipfile.ZipFile(path) as archive:
         stand_ins = _read_headers(path, archive)
