@@ -174,8 +174,8 @@ def test_statement_separators_comments_and_line_continuation():
 
 
 def test_vocab_items():
-    program = parse_program('vocab {1, -2, 0.5, "(", \'x y\', name}\nmax_len 2\noutput tokens')
-    assert program.vocab == (1, -2, 0.5, "(", "x y", "name")
+    program = parse_program('vocab {1, -2, 0.5, "(", \'x"y\', name}\nmax_len 2\noutput tokens')
+    assert program.vocab == (1, -2, 0.5, "(", 'x"y', "name")
 
 
 def test_output_may_come_first_and_declarations_any_order():

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import RaspTypeError, RaspValueError
+from .lambda_eval import FailedOn
 
 MAX_VALUES = 100_000
 """The largest value set an s-op may have; beyond it compiling a one-hot would be absurd."""
@@ -118,13 +119,17 @@ def describe(node: ir.Node) -> str:
     return f"the {KIND_NAMES.get(kind, kind.lower())}"
 
 
-def call_checked(fn: ir.Fn, args: tuple, node: ir.Node):
-    """Call a lambda on concrete values; a failure becomes a RaspValueError at the lambda."""
+def call_checked(fn: ir.Fn, args: tuple, node: ir.Node | None):
+    """Call a lambda on concrete values; a failure becomes a RaspValueError at the lambda (or
+    at `node`), naming the values the user's lambda received (`lambda_eval.FailedOn`)."""
     try:
         return fn(*args)
     except Exception as failure:  # any failure of user code: the lambda evaluator's or Python's
+        if isinstance(failure, FailedOn):
+            args, failure = failure.values, failure.cause
         shown = ", ".join(repr(a) for a in args)
-        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {failure}", fn.loc or node.loc) from None
+        loc = fn.loc or (node.loc if node is not None else None)
+        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {failure}", loc) from None
 
 
 def describe_fn(fn: ir.Fn) -> str:
