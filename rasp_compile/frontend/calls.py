@@ -33,7 +33,8 @@ def check_callable(call: ast.Call, scope: Scope) -> None:
     binding = scope.find(call.func)
     if binding is not None:
         raise RaspTypeError(
-            f"cannot call '{call.func}': here it names the value bound at line {binding.loc.line}, not a function",
+            f"cannot call '{call.func}': here it is the parameter or name bound at line {binding.loc.line}, "
+            f"column {binding.loc.col}, not a function",
             call.loc,
         )
 

@@ -48,7 +48,7 @@ class ExpressionLowering:
             return tuple(self._constant(item, scope, "a tuple") for item in e.items)
         if isinstance(e, ast.Index):
             container, position = (self._constant(part, scope, "indexing") for part in (e.value, e.index))
-            return _fold(e, "[]", lambda: lambda_eval.index(container, position))
+            return _fold(e, "cannot index this constant", lambda: lambda_eval.index(container, position))
         if isinstance(e, ast.Call):
             return lower_call(e, scope, self)
         raise TypeError(f"no lowering for {type(e).__name__}")  # the grammar lets nothing else through
@@ -106,7 +106,7 @@ class ExpressionLowering:
         if isinstance(operand, ir.SOp):
             fn = _operator(lambda x: lambda_eval.unary(e.op, x), f"{e.op}{' ' if e.op == 'not' else ''}x", e.loc)
             return ir.Map(fn, operand, loc=e.loc)
-        return _fold(e, e.op, lambda: lambda_eval.unary(e.op, operand))
+        return _fold(e, f"cannot compute '{e.op}' on this constant", lambda: lambda_eval.unary(e.op, operand))
 
     def _binary(self, e: ast.Binary, left: Value, right: Value) -> Value:
         selectors = isinstance(left, ir.Selector) + isinstance(right, ir.Selector)
@@ -127,7 +127,7 @@ class ExpressionLowering:
         if isinstance(right, ir.SOp):
             fn = _operator(lambda y: lambda_eval.binary(op, left, y), f"{lambda_eval.literal(left)} {op} x", e.loc)
             return ir.Map(fn, right, loc=e.loc)
-        return _fold(e, op, lambda: lambda_eval.binary(op, left, right))
+        return _fold(e, f"cannot compute '{op}' on these constants", lambda: lambda_eval.binary(op, left, right))
 
     def _ternary(self, e: ast.Ternary, scope: Scope) -> Value:
         parts = [self.expr(part, scope) for part in (e.then, e.cond, e.orelse)]
@@ -145,9 +145,10 @@ def _operator(compute: Callable[..., Value], text: str, loc: Loc) -> ir.Fn:
     return ir.Fn(lambda *values: lambda_eval.scalar(compute(*values)), text, loc)
 
 
-def _fold(e: ast.Node, op: str, compute: Callable[[], Value]) -> Value:
-    """The value of an operator on constants; a RaspValueError at the operator if it fails."""
+def _fold(e: ast.Node, failed: str, compute: Callable[[], Value]) -> Value:
+    """The value of an operator on constants; a RaspValueError at the operator if it fails
+    (`failed` says what could not be done)."""
     try:
         return compute()
     except Exception as failure:  # the evaluator's refusals and Python's own (1 / 0, "a" < 1)
-        raise RaspValueError(f"cannot compute '{op}' on these constants: {failure}", e.loc) from None
+        raise RaspValueError(f"{failed}: {failure}", e.loc) from None

@@ -65,7 +65,7 @@ def literal(value) -> str:
 def _length(value) -> int:
     """`len` of a string or a tuple (Python's, with the language's words when it fails)."""
     if not isinstance(value, (str, tuple)):
-        raise LambdaFailure(f"len takes a string or a tuple, not {text(value)}")
+        raise LambdaFailure(f"len takes a string or a tuple, not {literal(value)}")
     return len(value)
 
 
@@ -73,11 +73,11 @@ def index(container, position) -> ir.Value:
     """`container[position]`: one character of a string or one item of a tuple, counted from 0
     (from the end when negative, as in Python)."""
     if not isinstance(container, (str, tuple)):
-        raise LambdaFailure(f"only a string or a tuple can be indexed, not {text(container)}")
+        raise LambdaFailure(f"only a string or a tuple can be indexed, not {literal(container)}")
     if isinstance(position, bool) or not isinstance(position, int):
-        raise LambdaFailure(f"an index must be a whole number, not {text(position)} (int(...) makes one)")
+        raise LambdaFailure(f"an index must be a whole number, not {literal(position)} (int(...) makes one)")
     if not -len(container) <= position < len(container):
-        raise LambdaFailure(f"index {position} is out of range for {text(container)} (length {len(container)})")
+        raise LambdaFailure(f"index {position} is out of range for {literal(container)} (length {len(container)})")
     return container[position]
 
 
@@ -88,8 +88,8 @@ def contains(item, container) -> bool:
     if isinstance(container, str) and isinstance(item, str):
         return item in container
     if isinstance(container, str):
-        raise LambdaFailure(f"'in' a string needs a string on its left, not {text(item)}")
-    raise LambdaFailure(f"'in' needs a string or a tuple on its right, not {text(container)}")
+        raise LambdaFailure(f"'in' a string needs a string on its left, not {literal(item)}")
+    raise LambdaFailure(f"'in' needs a string or a tuple on its right, not {literal(container)}")
 
 
 FUNCTIONS: dict[str, tuple[Callable, int, int | None]] = {
@@ -152,7 +152,7 @@ def scalar(value):
     """`value`, if it may be the value of an s-op (a string, number or boolean): a lambda or an
     operator on s-ops may use tuples inside, but its result at a position is never one."""
     if isinstance(value, tuple):
-        raise LambdaFailure(f"the result is the tuple {text(value)}; an s-op holds strings, numbers or booleans")
+        raise LambdaFailure(f"the result is the tuple {literal(value)}; an s-op holds strings, numbers or booleans")
     return value
 
 
@@ -256,7 +256,8 @@ def _check_not_shadowed(call: ast.Call, params: list[str], bound_at: Loc | None)
         raise RaspTypeError(f"cannot call '{call.func}': in this lambda it is a parameter, not a function", call.loc)
     if bound_at is not None:
         raise RaspTypeError(
-            f"cannot call '{call.func}': here it names the value bound at line {bound_at.line}, not a function",
+            f"cannot call '{call.func}': here it is the parameter or name bound at line {bound_at.line}, "
+            f"column {bound_at.col}, not a function",
             call.loc,
         )
 

@@ -1,0 +1,190 @@
+"""Constants where an s-op is expected, n-ary sequence_map, the new lambda forms (tuples, `in`,
+indexing, `len`, `str`) and `not` of a selector over none: each program compiles, and the
+compiled model, the reference interpreter and an independent plain-Python function agree on
+every input up to a small max_len and on seeded random inputs at a larger one."""
+
+from __future__ import annotations
+
+import pytest
+
+import rasp_compile as rc
+from rasp_compile import ir
+from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.model import n_params
+from tests.differential import every_input, random_inputs, same_value
+
+
+def shifted(xs: list, by: int = 1) -> list:
+    """xs[i - by] at position i, None where i - by < 0."""
+    return [xs[i - by] if i >= by else None for i in range(len(xs))]
+
+
+def not_equal_width(xs: list) -> list:
+    """At each query: how many keys k do NOT satisfy (xs[k] and xs[q] both present and equal)."""
+    return [sum(not (k is not None and q is not None and k == q) for k in xs) for q in xs]
+
+
+def dyck_pairs(xs: list) -> list:
+    """Whether the previous token and this one form "()" or "[]" (False at position 0)."""
+    return [i > 0 and xs[i - 1] + x in ("()", "[]") for i, x in enumerate(xs)]
+
+
+# name: (program text, vocab for the header, small max_len, larger max_len, reference)
+PROGRAMS = {
+    "constant_query": (
+        'output selector_width(select(tokens, "+", ==))',
+        'a, "+", b', 4, 8, lambda xs: [xs.count("+")] * len(xs),
+    ),
+    "constant_key": (
+        "output selector_width(select(1, tokens, ==))",
+        "1, 2", 4, 8, lambda xs: [len(xs) if x == 1 else 0 for x in xs],
+    ),
+    "constant_both_sides": (
+        "output selector_width(select(1, 2, <))",
+        "1, 2", 3, 7, lambda xs: [len(xs)] * len(xs),
+    ),
+    "aggregate_of_one": (
+        'output aggregate(select(tokens, "a", ==), 1)',
+        "a, b", 4, 8, lambda xs: [1 if "a" in xs else None] * len(xs),
+    ),
+    "mean_of_one": (
+        'output numerical(aggregate(select(tokens, "a", ==), 1))',
+        "a, b", 4, 8, lambda xs: [1 if "a" in xs else 0] * len(xs),
+    ),
+    "mean_of_one_before": (
+        "output numerical(aggregate(select(indices, indices, <), 1, default=5))",
+        "a, b", 4, 8, lambda xs: [1 if i > 0 else 5 for i in range(len(xs))],
+    ),
+    "mean_of_numerical_constant": (
+        "half = numerical(0.5)\noutput numerical(aggregate(select(tokens, tokens, ==), half))",
+        "a, b", 4, 8, lambda xs: [0.5] * len(xs),
+    ),
+    "sequence_map_with_constant": (
+        "output sequence_map(lambda x, y: x * 10 + y, tokens, 3)",
+        "1, 2, 3", 4, 8, lambda xs: [x * 10 + 3 for x in xs],
+    ),
+    "sequence_map_of_constants_only": (
+        "output sequence_map(lambda x, y: x * 10 + y, 4, 2)",
+        "1, 2", 3, 7, lambda xs: [42] * len(xs),
+    ),
+    "nary_three": (
+        "output sequence_map(lambda a, b, c: a * 100 + b * 10 + c, tokens, indices, length)",
+        "1, 2, 3", 4, 7, lambda xs: [x * 100 + i * 10 + len(xs) for i, x in enumerate(xs)],
+    ),
+    "nary_five_with_repeats_and_constants": (
+        "output sequence_map(lambda a, b, c, d, e: str(a) + str(b) + c + str(d) + str(e), "
+        'tokens, indices, "-", tokens, length - indices)',
+        "1, 2", 4, 7, lambda xs: [f"{x}{i}-{x}{len(xs) - i}" for i, x in enumerate(xs)],
+    ),
+    "nary_four_distinct": (
+        "output sequence_map(lambda a, b, c, d: (a + b) * c - d, tokens, indices, length, tokens * 2)",
+        "1, 2", 4, 6, lambda xs: [(x + i) * len(xs) - 2 * x for i, x in enumerate(xs)],
+    ),
+    "nary_with_none": (
+        "prev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens)\n"
+        "output sequence_map(lambda p, t, i: p + t + str(i), prev, tokens, indices)",
+        "a, b", 4, 8, lambda xs: [None if p is None else f"{p}{x}{i}" for i, (p, x) in enumerate(zip(shifted(xs), xs))],
+    ),
+    "nary_numerical_with_none": (
+        "prev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens)\n"
+        "output numerical(sequence_map(lambda p, t, i: p * t + i, prev, tokens, indices))",
+        "1, 2, 3", 4, 8, lambda xs: [0 if p is None else p * x + i for i, (p, x) in enumerate(zip(shifted(xs), xs))],
+    ),
+    "digit_table": (
+        'output map(lambda d: "0123456789"[d * 3 % 10], tokens)',
+        "0, 1, 2, 3", 4, 8, lambda xs: [str(x * 3 % 10) for x in xs],
+    ),
+    "tuple_lookup": (
+        'names = ("zero", "one", "two")\noutput map(lambda d: names[d] + "!", tokens)',
+        "0, 1, 2", 4, 8, lambda xs: [["zero", "one", "two"][x] + "!" for x in xs],
+    ),
+    "in_and_not_in": (
+        'output sequence_map(lambda t, i: t in ("a", "c") and i not in (0, 2), tokens, indices)',
+        "a, b, c", 4, 8, lambda xs: [x in "ac" and i != 0 and i != 2 for i, x in enumerate(xs)],
+    ),
+    "dyck_pairs": (
+        "prev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens, default=\"-\")\n"
+        'pairs = ("()", "[]")\noutput sequence_map(lambda p, t: p + t in pairs, prev, tokens)',
+        '"(", ")", "[", "]"', 3, 6, dyck_pairs,
+    ),
+    "len_and_str": (
+        'output map(lambda t: str(len(t)) + str(t == "bb") + str((t, 1)[1]), tokens)',
+        "a, bb, ccc", 3, 6, lambda xs: [f"{len(x)}{'true' if x == 'bb' else 'false'}1" for x in xs],
+    ),
+    "not_selects_none_keys": (
+        "prev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens)\n"
+        "output selector_width(not select(prev, prev, ==))",
+        "a, b", 4, 8, lambda xs: not_equal_width(shifted(xs)),
+    ),
+    "output_constant": ("output 7", "a, b", 3, 6, lambda xs: [7] * len(xs)),
+    "parameter_hides_def": (
+        "def g(s) { return s * 100 }\ndef f(g) { return g + 1 }\noutput f(tokens)",
+        "1, 2", 3, 6, lambda xs: [x + 1 for x in xs],
+    ),
+}
+
+
+def program_text(name: str, max_len: int) -> str:
+    body, vocab, *_ = PROGRAMS[name]
+    return f"vocab {{{vocab}}}\nmax_len {max_len}\n{body}\n"
+
+
+def check(name: str, max_len: int, inputs_of) -> None:
+    """The model, the interpreter and the reference agree on every input `inputs_of` gives."""
+    program = rc.parse_program(program_text(name, max_len), f"{name}.rasp")
+    reference = PROGRAMS[name][4]
+    model = rc.compile(program)
+    inputs = inputs_of(program.vocab, max_len)
+    numerical = program.output.encoding == ir.NUMERICAL
+    got = predict(model, inputs)
+    for tokens, predicted in zip(inputs, got):
+        expected = reference(list(tokens))
+        interpreted = rc.evaluate(program, tokens)
+        assert all(same_value(e, i, numerical) for e, i in zip(expected, interpreted)), (tokens, expected, interpreted)
+        assert all(same_value(e, p, numerical) for e, p in zip(expected, predicted)), (tokens, expected, predicted)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_every_input_at_a_small_max_len(name):
+    check(name, PROGRAMS[name][2], every_input)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_random_inputs_at_a_larger_max_len(name):
+    check(name, PROGRAMS[name][3], lambda vocab, n: random_inputs(vocab, n, 150, seed=len(name)))
+
+
+def size(text: str) -> int:
+    return n_params(rc.compile(rc.parse_program(text)))
+
+
+HEADER = "vocab {1, 2, 3}\nmax_len 5\n"
+
+
+@pytest.mark.parametrize(
+    "written, folded",
+    [
+        ("sequence_map(lambda x, y: x * y + 1, tokens, 4)", "map(lambda x: x * 4 + 1, tokens)"),
+        ("sequence_map(lambda x, y, z: x * y - z, tokens, indices, tokens)",
+         "sequence_map(lambda x, y: x * y - x, tokens, indices)"),
+        ("sequence_map(lambda x, y, z: x + y + z, 1, tokens, 2)", "map(lambda y: 1 + y + 2, tokens)"),
+    ],
+)
+def test_constants_and_repeats_cost_nothing(written, folded):
+    """A constant argument is folded into the lambda and a repeated s-op read once: the model
+    is exactly as large as the one written by hand."""
+    assert size(HEADER + f"output {written}") == size(HEADER + f"output {folded}")
+
+
+def test_nary_packs_first_inputs_and_applies_the_lambda_last():
+    program = rc.parse_program(HEADER + "output sequence_map(lambda a, b, c, d: a + b + c + d, tokens, indices, length, tokens + 1)")
+    final = program.output
+    assert isinstance(final, ir.SequenceMap) and final.fn.text == "lambda a, b, c, d: a + b + c + d"
+    assert isinstance(final.first, ir.SequenceMap) and isinstance(final.first.first, ir.SequenceMap)
+    assert final.first.first.first is ir.tokens and final.first.first.second is ir.indices
+
+
+def test_a_constant_s_op_is_folded_into_the_embedding():
+    """`aggregate(sel, 1)` costs what an aggregate of any one-valued s-op costs: one layer."""
+    model = rc.compile(rc.parse_program('vocab {a, b}\nmax_len 5\noutput aggregate(select(tokens, "a", ==), 1)'))
+    assert model.n_layers == 1
