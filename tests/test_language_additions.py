@@ -90,6 +90,16 @@ PROGRAMS = {
         "output numerical(sequence_map(lambda p, t, i: p * t + i, prev, tokens, indices))",
         "1, 2, 3", 4, 8, lambda xs: [0 if p is None else p * x + i for i, (p, x) in enumerate(zip(shifted(xs), xs))],
     ),
+    "nary_with_a_mean": (
+        "frac = numerical(aggregate(select(indices, indices, <=), numerical(map(lambda t: 1 if t == \"a\" else 0, tokens))))\n"
+        "output sequence_map(lambda f, t, i: str(round(f, 2)) + t + str(i), frac, tokens, indices)",
+        "a, b", 4, 7, lambda xs: [f"{round(xs[:i + 1].count('a') / (i + 1), 2)}{x}{i}" for i, x in enumerate(xs)],
+    ),
+    "nary_read_by_a_select": (
+        "code = sequence_map(lambda a, b, c: a + b + c, tokens, indices, length)\n"
+        "output selector_width(select(code, code, <))",
+        "1, 2, 3", 4, 6, lambda xs: [sum(c < q for c in codes) for codes in [[x + i + len(xs) for i, x in enumerate(xs)]] for q in codes],
+    ),
     "digit_table": (
         'output map(lambda d: "0123456789"[d * 3 % 10], tokens)',
         "0, 1, 2, 3", 4, 8, lambda xs: [str(x * 3 % 10) for x in xs],

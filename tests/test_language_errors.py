@@ -19,7 +19,7 @@ CASES = [
     ("constants_only_fail", "output sequence_map(lambda a, b: a // b, 1, 0)",
      RaspValueError, 3, 21, "lambda a, b: a // b fails on (1, 0): integer division or modulo by zero"),
     ("nary_parameter_count", "output sequence_map(lambda a, b: a, tokens, indices, length)",
-     RaspTypeError, 3, 21, "sequence_map expects a lambda of 3 parameters (one per s-op), got 2"),
+     RaspTypeError, 3, 21, "sequence_map expects a lambda of 3 parameters (one per argument after it), got 2"),
     ("sequence_map_one_sop", "output sequence_map(lambda a: a, tokens)",
      RaspTypeError, 3, 8, "sequence_map takes 3 or more arguments, got 2"),
     # the new lambda forms

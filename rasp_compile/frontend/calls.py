@@ -83,7 +83,7 @@ def make_lambda(lam: ast.Lambda, call: ast.Call, arity: int, scope: Scope, lower
     """The function of a lambda given to `call`, checked: its parameter count, its names."""
     if len(lam.params) != arity:
         plural = "s" if arity != 1 else ""
-        per_sop = " (one per s-op)" if call.func == "sequence_map" else ""
+        per_sop = " (one per argument after it)" if call.func == "sequence_map" else ""
         raise RaspTypeError(
             f"{call.func} expects a lambda of {arity} parameter{plural}{per_sop}, got {len(lam.params)}", lam.loc
         )
