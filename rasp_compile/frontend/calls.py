@@ -173,7 +173,8 @@ class BuiltinCall:
         if not isinstance(value, ir.SOp):
             return self.lowering.as_sop(value, self.args[0].loc, encoding)
         node = ir.numerical(value) if encoding == ir.NUMERICAL else ir.categorical(value)
-        if isinstance(node, ir.Aggregate) and self.lowering.constant_of(node.sop) is not None:
-            node.sop = self.lowering.as_sop(self.lowering.constant_of(node.sop), node.sop.loc, encoding)
+        read = self.lowering.constant_of(node.sop) if isinstance(node, ir.Aggregate) else None
+        if read is not None:  # the constant an aggregate reads takes the aggregate's encoding
+            node.sop = self.lowering.as_sop(read, node.sop.loc, encoding)
         node.label, node.loc = None, value.loc or self.call.loc  # a new node: named when bound, like any other
         return node
