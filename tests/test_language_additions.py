@@ -126,6 +126,12 @@ PROGRAMS = {
         "output selector_width(not select(prev, prev, ==))",
         "a, b", 4, 8, lambda xs: not_equal_width(shifted(xs)),
     ),
+    "not_selects_all_for_a_none_query_causal": (
+        "causal\nprev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens)\n"
+        "output selector_width(not select(tokens, prev, ==))",
+        "a, b", 4, 8,
+        lambda xs: [sum(not (p is not None and xs[k] == p) for k in range(q + 1)) for q, p in enumerate(shifted(xs))],
+    ),
     "output_constant": ("output 7", "a, b", 3, 6, lambda xs: [7] * len(xs)),
     "parameter_hides_def": (
         "def g(s) { return s * 100 }\ndef f(g) { return g + 1 }\noutput f(tokens)",
