@@ -80,6 +80,12 @@ PROGRAMS = {
         "output sequence_map(lambda a, b, c, d: (a + b) * c - d, tokens, indices, length, tokens * 2)",
         "1, 2", 4, 6, lambda xs: [(x + i) * len(xs) - 2 * x for i, x in enumerate(xs)],
     ),
+    "nary_values_that_read_alike": (  # ("a,b", "c") and ("a", "b,c") are two packs, not one
+        "prev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens, default=\"-\")\n"
+        'output sequence_map(lambda p, t, i: p + "|" + t + str(i), prev, tokens, indices)',
+        '"a,b", c, a, "b,c"', 3, 6,
+        lambda xs: [f"{'-' if p is None else p}|{x}{i}" for i, (p, x) in enumerate(zip(shifted(xs), xs))],
+    ),
     "nary_with_none": (
         "prev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens)\n"
         "output sequence_map(lambda p, t, i: p + t + str(i), prev, tokens, indices)",

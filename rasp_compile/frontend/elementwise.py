@@ -8,8 +8,8 @@ element-wise nodes (`ir.Map`, `ir.SequenceMap`); and the constant s-op.
 - no s-op left: the function is computed now and the result is a constant;
 - one s-op: an `ir.Map`; two: an `ir.SequenceMap`;
 - three or more (s1 .. sn): the first n - 1 are packed into one tuple-valued s-op by a chain of
-  sequence_maps ((a, b), then (a, b, c), ...), and one last sequence_map applies the function to
-  that tuple's items and sn. Each pack holds every combination of its parts' values (a one-hot of
+  sequence_maps ((a, b), then (a, b, c), ...; each pack led by its items' spelling, see
+  `_packed`), and one last sequence_map applies the function to that pack's items and sn. Each pack holds every combination of its parts' values (a one-hot of
   their product in the compiled model), so the s-op with the most values is best given last.
 
 A function called through such an adapter reports a failure with the values the user's lambda
@@ -55,16 +55,23 @@ def elementwise(fn: ir.Fn, arguments: list, loc: Loc) -> ir.SOp | ir.Value:
     pack: ir.SOp = ir.SequenceMap(ir.Fn(_pair, "(x, y)", loc), sops[0], sops[1], loc=loc)
     for sop in sops[2:-1]:
         pack = ir.SequenceMap(ir.Fn(_append, "x + (y,)", loc), pack, sop, loc=loc)
-    unpacked = _adapted(fn, lambda values: user_arguments((*values[0], values[1])))
+    unpacked = _adapted(fn, lambda values: user_arguments((*values[0][1:], values[1])))
     return ir.SequenceMap(unpacked, pack, sops[-1], loc=loc)
 
 
+def _packed(items: tuple) -> tuple:
+    """A pack of values: its items spelled out by `repr`, then the items themselves. The spelling
+    keeps two packs apart in any text made of their parts: ("a,b", "c") and ("a", "b,c") would
+    both read `(a,b,c)` in a residual label, and "1" and 1 both `1`."""
+    return (repr(items), *items)
+
+
 def _pair(first: ir.Value, second: ir.Value) -> tuple:
-    return (first, second)
+    return _packed((first, second))
 
 
 def _append(pack: tuple, value: ir.Value) -> tuple:
-    return (*pack, value)
+    return _packed((*pack[1:], value))
 
 
 def _adapted(fn: ir.Fn, user_arguments: Callable[[tuple], tuple]) -> ir.Fn:
