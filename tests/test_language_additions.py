@@ -6,6 +6,8 @@ every input up to a small max_len and on seeded random inputs at a larger one.""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rasp_compile as rc
 from rasp_compile import ir
@@ -210,3 +212,31 @@ def test_a_constant_s_op_is_folded_into_the_embedding():
     """`aggregate(sel, 1)` costs what an aggregate of any one-valued s-op costs: one layer."""
     model = rc.compile(rc.parse_program('vocab {a, b}\nmax_len 5\noutput aggregate(select(tokens, "a", ==), 1)'))
     assert model.n_layers == 1
+
+
+# Arguments a random n-ary sequence_map may take: (as written, its value at position i of xs).
+ARGUMENTS = {
+    "tokens": lambda xs, i: xs[i],
+    "indices": lambda xs, i: i,
+    "length": lambda xs, i: len(xs),
+    "prev": lambda xs, i: xs[i - 1] if i > 0 else 0,
+    "0": lambda xs, i: 0,
+    "7": lambda xs, i: 7,
+}
+PREV = "prev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens, default=0)\n"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(sorted(ARGUMENTS)), min_size=2, max_size=5), st.lists(st.integers(1, 9), min_size=5, max_size=5))
+def test_random_nary_sequence_maps_agree_with_python(names, weights):
+    """sequence_map(lambda a0, ..., an: a weighted sum, spelled with its arguments, of any mix
+    of s-ops (repeated or not) and constants): model, interpreter and Python agree on every input."""
+    params = [f"a{k}" for k in range(len(names))]
+    body = " + ".join(f"{w} * {p}" for w, p in zip(weights, params))
+    text = f"vocab {{1, 2}}\nmax_len 3\n{PREV}output sequence_map(lambda {', '.join(params)}: str({body}), {', '.join(names)})\n"
+    program = rc.parse_program(text)
+    inputs = every_input(program.vocab, 3)
+    predicted = predict(rc.compile(program), inputs)
+    for tokens, got in zip(inputs, predicted):
+        expected = [str(sum(w * ARGUMENTS[n](tokens, i) for w, n in zip(weights, names))) for i in range(len(tokens))]
+        assert rc.evaluate(program, tokens) == expected == got, (text, tokens)
