@@ -1,6 +1,6 @@
 """`def`s: declared (hoisted), checked where written, refused when recursive, expanded at calls.
 
-- A call expands the def's body in place (fresh IR nodes per call) in a scope of its
+- A call (dispatched by expressions.py) expands the def's body in place (fresh IR nodes per call) in a scope of its
   parameters, then its own earlier locals, then the top-level names bound when the call is
   expanded. A parameter or a local hides a def or function of the same name.
 - Every def, called or not, is also checked where it is written without being expanded: its
@@ -15,9 +15,7 @@ from __future__ import annotations
 from . import ast
 from .. import ir
 from ..errors import RaspNameError, RaspTypeError, RaspValueError
-from .calls import (
-    KIND_NAMES, ORDINALS, BuiltinCall, arguments, check_callable, lambda_arity, make_lambda, not_a_function,
-)
+from .calls import KIND_NAMES, ORDINALS, arguments, check_callable, lambda_arity, make_lambda, not_a_function
 from .scope import BUILTIN_FUNCTIONS, SCALAR, Binding, Lowering, Scope, check_bindable, check_distinct
 
 MAX_EXPANSIONS = 10_000
@@ -33,16 +31,6 @@ def define(d: ast.Def, defs: dict[str, ast.Def]) -> None:
         raise RaspNameError(f"'{d.name}' is already defined (line {defs[d.name].loc.line})", d.loc)
     check_distinct(d.params)
     defs[d.name] = d
-
-
-def lower_call(call: ast.Call, scope: Scope, lowering: Lowering):
-    """A call of a built-in or a def, lowered (a def expanded)."""
-    check_callable(call, scope)
-    if call.func in BUILTIN_FUNCTIONS:
-        return BuiltinCall(call, scope, lowering).lower()
-    if call.func in lowering.defs:
-        return expand(call, scope, lowering)
-    not_a_function(call)
 
 
 def expand(call: ast.Call, scope: Scope, lowering: Lowering):

@@ -15,7 +15,8 @@ from typing import Callable
 from . import ast, lambda_eval
 from .. import ir
 from ..errors import Loc, RaspNameError, RaspTypeError, RaspValueError
-from .defs import lower_call
+from .calls import BuiltinCall, check_callable, not_a_function
+from .defs import expand
 from .elementwise import constant_sop
 from .infer import is_number
 from .scope import BUILTIN_FUNCTIONS, BUILTIN_SOPS, SCALAR, Binding, Scope, Value, check_bindable, kind
@@ -50,8 +51,17 @@ class ExpressionLowering:
             container, position = (self._constant(part, scope, "indexing") for part in (e.value, e.index))
             return _fold(e, "cannot index this constant", lambda: lambda_eval.index(container, position))
         if isinstance(e, ast.Call):
-            return lower_call(e, scope, self)
+            return self._call(e, scope)
         raise TypeError(f"no lowering for {type(e).__name__}")  # the grammar lets nothing else through
+
+    def _call(self, call: ast.Call, scope: Scope) -> Value:
+        """A call of a built-in or a def, lowered (a def expanded)."""
+        check_callable(call, scope)
+        if call.func in BUILTIN_FUNCTIONS:
+            return BuiltinCall(call, scope, self).lower()
+        if call.func in self.defs:
+            return expand(call, scope, self)
+        not_a_function(call)
 
     def lookup(self, name: ast.Name, scope: Scope) -> Value:
         if name.name in BUILTIN_SOPS:
