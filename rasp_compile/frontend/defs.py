@@ -1,8 +1,8 @@
 """`def`s: declared (hoisted), checked where written, refused when recursive, expanded at calls.
 
-- A call (dispatched by expressions.py) expands the def's body in place (fresh IR nodes per call) in a scope of its
-  parameters, then its own earlier locals, then the top-level names bound when the call is
-  expanded. A parameter or a local hides a def or function of the same name.
+- A call (dispatched by expressions.py) expands the def's body in place (fresh IR nodes per
+  call) in a scope of its parameters, then its own earlier locals, then the top-level names bound
+  when the call is expanded. A parameter or a local hides a def or function of the same name.
 - Every def, called or not, is also checked where it is written without being expanded: its
   names (against its parameters, its earlier locals and every top-level name), its calls and
   argument counts, its lambdas. Kinds depend on a call's arguments, so they wait for the expansion.
