@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rasp_compile.errors import RaspError, RaspNameError, RaspSyntaxError, RaspTypeError, RaspValueError, format_error
+from rasp_compile.errors import RaspError, RaspSyntaxError, RaspTypeError, RaspValueError, format_error
 from rasp_compile.frontend import parse_program
 
 H = "vocab {1, 2, 3}\nmax_len 4\n"  # two lines: every error below is on line 3 or later
