@@ -24,8 +24,9 @@ MAX_DEPTH = 100
 
 
 class _PostLexer:
-    """Drops newlines inside parentheses, square brackets and vocab braces (so calls may span lines), and
-    refuses keywords where a name stands (the contextual lexer lexes them as names there)."""
+    """Drops newlines inside parentheses, square brackets and vocab braces (so calls may span
+    lines), and refuses keywords where a name stands (the contextual lexer lexes them as names
+    there)."""
 
     always_accept = ("_NL",)
     keywords: frozenset[str] = frozenset()  # set once the grammar is loaded
