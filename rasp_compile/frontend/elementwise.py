@@ -9,8 +9,9 @@ element-wise nodes (`ir.Map`, `ir.SequenceMap`); and the constant s-op.
 - one s-op: an `ir.Map`; two: an `ir.SequenceMap`;
 - three or more (s1 .. sn): the first n - 1 are packed into one tuple-valued s-op by a chain of
   sequence_maps ((a, b), then (a, b, c), ...; each pack led by its items' spelling, see
-  `_packed`), and one last sequence_map applies the function to that pack's items and sn. Each pack holds every combination of its parts' values (a one-hot of
-  their product in the compiled model), so the s-op with the most values is best given last.
+  `_packed`), and one last sequence_map applies the function to that pack's items and sn.
+  Each pack holds every combination of its parts' values (a one-hot of their product in the
+  compiled model), so the s-op with the most values is best given last.
 
 A function called through such an adapter reports a failure with the values the user's lambda
 received (`lambda_eval.FailedOn`), so messages name the user's lambda and arguments, never a pack.
