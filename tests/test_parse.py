@@ -174,8 +174,8 @@ def test_statement_separators_comments_and_line_continuation():
 
 
 def test_vocab_items():
-    program = parse_program('vocab {1, -2, 0.5, "(", \'x y\', name}\nmax_len 2\noutput tokens')
-    assert program.vocab == (1, -2, 0.5, "(", "x y", "name")
+    program = parse_program('vocab {1, -2, 0.5, "(", \'x"y\', name}\nmax_len 2\noutput tokens')
+    assert program.vocab == (1, -2, 0.5, "(", 'x"y', "name")
 
 
 def test_output_may_come_first_and_declarations_any_order():
@@ -195,3 +195,40 @@ def test_load_program(tmp_path: Path):
         load_program(tmp_path / "latin1.rasp")
     with pytest.raises(InputError, match="a directory, not a program file"):
         load_program(tmp_path)
+
+
+def test_tuples_indexing_and_in_parse_as_python_reads_them():
+    from rasp_compile.frontend import ast
+    from rasp_compile.frontend.parse import parse
+
+    def expr(text):
+        return parse(f"x = {text}").statements[0].value
+
+    assert expr("()") == ast.Tuple([], expr("()").loc) and len(expr("(1,)").items) == 1
+    assert isinstance(expr("(1)"), ast.Literal) and len(expr("(1, 2,)").items) == 2
+    chained = expr('("ab", "c")[0][1]')
+    assert isinstance(chained, ast.Index) and isinstance(chained.value, ast.Index)
+    negated = expr('-"ab"[0]')  # indexing binds tighter than unary minus
+    assert negated.op == "-" and isinstance(negated.operand, ast.Index)
+    assert expr("a not in b").op == "not in" and expr("a in b").op == "in"
+    outer = expr("not a in b")  # `not` is looser than `in`, as in Python
+    assert outer.op == "not" and outer.operand.op == "in"
+    assert expr('"ab"[\n0\n]').index.value == 0  # newlines inside [ ] are dropped
+
+
+def test_constant_tuples_and_indexing_fold():
+    program = parse_program(HEADER + 'pairs = ("ab", "ba")\nfirst = pairs[0][1]\noutput map(lambda t: t + first in pairs, tokens)')
+    sets = infer.infer_value_sets(program)
+    assert sets[program.output] == {True, False}
+
+
+def test_a_constant_becomes_an_s_op_only_where_one_is_needed():
+    program = parse_program(HEADER + "output map(lambda x: x + 1, 3)")
+    folded = program.output  # map(f, 3) is computed now: the constant 4, an s-op only as the output
+    assert isinstance(folded, ir.Map) and folded.inner is ir.tokens
+    assert infer.infer_value_sets(program)[folded] == {4}
+    select = output_of('output selector_width(select(tokens, "a", ==))').selector
+    assert isinstance(select.queries, ir.Map) and select.predicate == "=="
+    mean = output_of('output numerical(aggregate(select(tokens, "a", ==), 1))')
+    assert mean.encoding == ir.NUMERICAL and mean.sop.encoding == ir.NUMERICAL
+    assert output_of('output aggregate(select(tokens, "a", ==), 1)').sop.encoding == ir.CATEGORICAL

@@ -38,6 +38,13 @@ max_len 2
 opens = select(tokens, tokens, lambda k, q: k == "(" or q != ")")
 width = selector_width(opens) % 2 == 0 and indices >= 1
 """,
+    """\
+vocab {0, 1, 2}; max_len 3
+names = ("zero", "one", "two")
+code = sequence_map(lambda a, b, c: names[a] + str(b) + str(len(names[c])), tokens, indices, tokens)
+near = select(tokens, 1, ==) and not select(indices, 0, <)
+output sequence_map(lambda s, w: s if w not in (0,) and "e" in s else "-", code, selector_width(near))
+""",
 ]
 
 # Characters of the language, a few outside it, and separators.
@@ -46,6 +53,7 @@ TOKENS = [
     "lambda", "def", "return", "map", "select", "aggregate", "selector_width", "numerical", "tokens",
     "indices", "length", "output", "vocab", "max_len", "causal", "and", "not", "if", "else", "true",
     "default=", "(", ")", "{", "}", ",", "=", "==", "<", "-", "1", "0.5", '"a"', "\n", ";", "#",
+    "in", "not in", "[", "]", "len", "str", "(1,)", "()", "sequence_map",
 ]
 
 

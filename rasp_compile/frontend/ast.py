@@ -46,7 +46,7 @@ class Unary(Node):
 
 @dataclass
 class Binary(Node):
-    """Arithmetic (`+ - * / // %`), a comparison (`== != < <= > >=`), `and` or `or`."""
+    """Arithmetic (`+ - * / // %`), a comparison (`== != < <= > >=`), `in`, `not in`, `and` or `or`."""
 
     op: str
     left: Expr
@@ -61,6 +61,23 @@ class Ternary(Node):
     then: Expr
     cond: Expr
     orelse: Expr
+    loc: Loc
+
+
+@dataclass
+class Tuple(Node):
+    """A tuple literal `(a, b)`, `(a,)` or `()`; `loc` is its `(`."""
+
+    items: list[Expr]
+    loc: Loc
+
+
+@dataclass
+class Index(Node):
+    """`value[index]`: an item of a string or a tuple; `loc` is the `[`."""
+
+    value: Expr
+    index: Expr
     loc: Loc
 
 
@@ -100,7 +117,7 @@ class Call(Node):
     loc: Loc
 
 
-Expr = Union[Name, Literal, Unary, Binary, Ternary, Call]
+Expr = Union[Name, Literal, Unary, Binary, Ternary, Tuple, Index, Call]
 Argument = Union[Expr, Lambda, Keyword, CompareOp]
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import RaspTypeError, RaspValueError
+from .lambda_eval import FailedOn, literal, text
 
 MAX_VALUES = 100_000
 """The largest value set an s-op may have; beyond it compiling a one-hot would be absurd."""
@@ -118,13 +119,17 @@ def describe(node: ir.Node) -> str:
     return f"the {KIND_NAMES.get(kind, kind.lower())}"
 
 
-def call_checked(fn: ir.Fn, args: tuple, node: ir.Node):
-    """Call a lambda on concrete values; a failure becomes a RaspValueError at the lambda."""
+def call_checked(fn: ir.Fn, args: tuple, node: ir.Node | None):
+    """Call a lambda on concrete values; a failure becomes a RaspValueError at the lambda (or
+    at `node`), naming the values the user's lambda received (`lambda_eval.FailedOn`)."""
     try:
         return fn(*args)
     except Exception as failure:  # any failure of user code: the lambda evaluator's or Python's
+        if isinstance(failure, FailedOn):
+            args, failure = failure.values, failure.cause
         shown = ", ".join(repr(a) for a in args)
-        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {failure}", fn.loc or node.loc) from None
+        loc = fn.loc or (node.loc if node is not None else None)
+        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {failure}", loc) from None
 
 
 def describe_fn(fn: ir.Fn) -> str:
@@ -251,7 +256,27 @@ def _distinct_values(values, node: ir.SOp) -> set:
                 "s-op cannot tell apart (they are equal); use booleans or numbers, not both",
                 node.loc,
             )
+    if node.encoding != ir.NUMERICAL:
+        _check_read_apart(kept, node)
     return set(kept)
+
+
+def _check_read_apart(values, node: ir.SOp) -> None:
+    """RaspValueError if two values of a categorical s-op read alike: "1" and 1, "true" and true,
+    "0.5" and 0.5. An output prints them alike, and the compiled model names each value's
+    one-hot dimension by how it reads, so the two would share one."""
+    read: dict[str, object] = {}
+    for value in values:
+        if value is None:
+            continue
+        other = read.setdefault(text(value), value)
+        if other is not value and other != value:
+            first, second = sorted((other, value), key=lambda v: isinstance(v, str))  # the string last
+            raise RaspValueError(
+                f"{describe(node)} takes both {literal(first)} and {literal(second)}, which read alike "
+                f"(both {text(value)}); use values that read differently",
+                node.loc,
+            )
 
 
 def _spelled(value) -> str:

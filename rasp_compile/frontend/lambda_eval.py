@@ -1,15 +1,18 @@
 """The evaluator of lambda bodies: scalar expressions over a lambda's parameters (docs/language.md, BODY).
 
-A body may hold literals, the lambda's parameters, names of scalar constants, `+ - * / // %`,
-unary `-`, comparisons, `and or not`, `A if C else B` and calls of `min max abs round int float`.
-Values follow Python's semantics (str, int, float, bool). The AST is walked directly: no `eval`,
-no attribute access (the grammar has no `.`), no other builtins.
+A body may hold literals, tuple literals, the lambda's parameters, names of constants,
+`+ - * / // %`, unary `-`, comparisons, `in`, `not in`, `and or not`, `A if C else B`, indexing
+(`"0123"[d]`) and calls of `min max abs round int float len str`. Values follow Python's
+semantics (str, int, float, bool, tuple), except that `str` spells booleans as the language
+does (`true`). The AST is walked directly: no `eval`, no attribute access (the grammar has no
+`.`), no other builtins.
 
-Results are kept small, so that a lambda cannot exhaust memory or time: string repetition and
-`%`-formatting are refused, strings are capped at MAX_STR characters, integers at MAX_INT in
-magnitude, and floats must be finite. A failure raises `LambdaFailure` (or Python's own
-ZeroDivisionError, TypeError, ...) with a short message; `infer.call_checked` turns it into a
-located error naming the lambda and the values.
+Results are kept small, so that a lambda cannot exhaust memory or time: string and tuple
+repetition and `%`-formatting are refused, strings and tuples are capped at MAX_STR items,
+integers at MAX_INT in magnitude, and floats must be finite. A lambda's own result must be a
+string, number or boolean (tuples live inside a body only). A failure raises `LambdaFailure` (or
+Python's own ZeroDivisionError, TypeError, ...) with a short message; `infer.call_checked` turns
+it into a located error naming the lambda and the values.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Callable
 
 from . import ast
 from .. import ir
-from ..errors import RaspTypeError
+from ..errors import Loc, RaspTypeError
 
 MAX_INT = 10**18
 """The largest integer magnitude a lambda (or a literal) may produce."""
@@ -40,6 +43,55 @@ def _round(value, ndigits=None):
     return round(value, ndigits)
 
 
+def text(value) -> str:
+    """`str(value)` as the language writes values: booleans `true` / `false`, a string as it
+    is, a number as Python prints it, a tuple as a tuple literal (`("a", 1)`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(literal(item) for item in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise TypeError(f"str takes a string, number, boolean or tuple, not {type(value).__name__}")
+
+
+def literal(value) -> str:
+    """A value as a program would write it: `"a"` (or `'"'`), `3`, `0.5`, `true`, `("a", 1)`."""
+    if isinstance(value, str):
+        return f"'{value}'" if '"' in value else f'"{value}"'
+    return text(value)
+
+
+def _length(value) -> int:
+    """`len` of a string or a tuple (Python's, with the language's words when it fails)."""
+    if not isinstance(value, (str, tuple)):
+        raise LambdaFailure(f"len takes a string or a tuple, not {literal(value)}")
+    return len(value)
+
+
+def index(container, position) -> ir.Value:
+    """`container[position]`: one character of a string or one item of a tuple, counted from 0
+    (from the end when negative, as in Python)."""
+    if not isinstance(container, (str, tuple)):
+        raise LambdaFailure(f"only a string or a tuple can be indexed, not {literal(container)}")
+    if isinstance(position, bool) or not isinstance(position, int):
+        raise LambdaFailure(f"an index must be a whole number, not {literal(position)} (int(...) makes one)")
+    if not -len(container) <= position < len(container):
+        raise LambdaFailure(f"index {position} is out of range for {literal(container)} (length {len(container)})")
+    return container[position]
+
+
+def contains(item, container) -> bool:
+    """`item in container`: an item of a tuple (by ==), or a substring of a string."""
+    if isinstance(container, tuple):
+        return item in container
+    if isinstance(container, str) and isinstance(item, str):
+        return item in container
+    if isinstance(container, str):
+        raise LambdaFailure(f"'in' a string needs a string on its left, not {literal(item)}")
+    raise LambdaFailure(f"'in' needs a string or a tuple on its right, not {literal(container)}")
+
+
 FUNCTIONS: dict[str, tuple[Callable, int, int | None]] = {
     # name: (function, fewest arguments, most arguments or None for any number)
     "min": (min, 2, None),
@@ -48,6 +100,8 @@ FUNCTIONS: dict[str, tuple[Callable, int, int | None]] = {
     "round": (_round, 1, 2),
     "int": (int, 1, 1),
     "float": (float, 1, 1),
+    "len": (_length, 1, 1),
+    "str": (text, 1, 1),
 }
 
 OPERATORS: dict[str, Callable] = {
@@ -70,14 +124,35 @@ class LambdaFailure(Exception):
     """A lambda refused to compute a value (a result too large, a forbidden operation)."""
 
 
+class FailedOn(Exception):
+    """A lambda called through an adapter (the last step of an n-ary sequence_map, or a lambda
+    with constant arguments folded in) failed: `values` are the arguments as the user's lambda
+    received them, `cause` the failure. `infer.call_checked` reports these values."""
+
+    def __init__(self, values: tuple, cause: Exception):
+        super().__init__(str(cause))
+        self.values = values
+        self.cause = cause
+
+
 def bounded(value: ir.Value) -> ir.Value:
     """`value`, if it is within the limits above; LambdaFailure otherwise."""
     if isinstance(value, str) and len(value) > MAX_STR:
         raise LambdaFailure(f"string result longer than {MAX_STR:,} characters")
+    if isinstance(value, tuple) and len(value) > MAX_STR:
+        raise LambdaFailure(f"tuple result longer than {MAX_STR:,} items")
     if isinstance(value, int) and abs(value) > MAX_INT:
         raise LambdaFailure("integer result larger than 10**18 in magnitude")
     if isinstance(value, float) and not math.isfinite(value):
         raise LambdaFailure(f"result {value} is not a finite number")
+    return value
+
+
+def scalar(value):
+    """`value`, if it may be the value of an s-op (a string, number or boolean): a lambda or an
+    operator on s-ops may use tuples inside, but its result at a position is never one."""
+    if isinstance(value, tuple):
+        raise LambdaFailure(f"the result is the tuple {literal(value)}; an s-op holds strings, numbers or booleans")
     return value
 
 
@@ -94,8 +169,14 @@ def binary(op: str, left: ir.Value, right: ir.Value) -> ir.Value:
         return right if left else left
     if op == "or":
         return left if left else right
+    if op == "in":
+        return contains(left, right)
+    if op == "not in":
+        return not contains(left, right)
     if op == "*" and (isinstance(left, str) or isinstance(right, str)):
         raise LambdaFailure("string repetition is not allowed")
+    if op == "*" and (isinstance(left, tuple) or isinstance(right, tuple)):
+        raise LambdaFailure("tuple repetition is not allowed")
     if op == "%" and isinstance(left, str):
         raise LambdaFailure("string formatting is not allowed")
     return bounded(OPERATORS[op](left, right))
@@ -128,17 +209,27 @@ def closure(expr: ast.Expr) -> Callable[[dict], ir.Value]:
     if isinstance(expr, ast.Ternary):
         cond, then, orelse = closure(expr.cond), closure(expr.then), closure(expr.orelse)
         return lambda env: then(env) if cond(env) else orelse(env)
+    if isinstance(expr, ast.Tuple):
+        items = [closure(item) for item in expr.items]
+        return lambda env: tuple(item(env) for item in items)
+    if isinstance(expr, ast.Index):
+        container, position = closure(expr.value), closure(expr.index)
+        return lambda env: index(container(env), position(env))
     if isinstance(expr, ast.Call):
         function, args = FUNCTIONS[expr.func][0], [closure(arg) for arg in expr.args]
         return lambda env: bounded(function(*(arg(env) for arg in args)))
     raise TypeError(f"not a lambda body expression: {type(expr).__name__}")
 
 
-def make_fn(lam: ast.Lambda, resolve: Callable[[ast.Name], ir.Value]) -> ir.Fn:
+def make_fn(
+    lam: ast.Lambda, resolve: Callable[[ast.Name], ir.Value], bound: Callable[[str], Loc | None] = lambda name: None
+) -> ir.Fn:
     """Check `lam`'s body and build its `ir.Fn`.
 
     Names other than the parameters are looked up once, now, with `resolve` (which returns a
-    scalar constant or raises a located RaspError): the Fn closes over their values.
+    constant or raises a located RaspError): the Fn closes over their values. `bound(name)` is
+    where `name` is bound in the scope around the lambda (None if it is not): a parameter or a
+    bound name hides the function of the same name, so calling it is an error.
     """
     params = [p.name for p in lam.params]
     constants: dict[str, ir.Value] = {}
@@ -146,6 +237,7 @@ def make_fn(lam: ast.Lambda, resolve: Callable[[ast.Name], ir.Value]) -> ir.Fn:
         if isinstance(node, ast.Name) and node.name not in params:
             constants[node.name] = resolve(node)
         elif isinstance(node, ast.Call):
+            _check_not_shadowed(node, params, bound(node.func))
             _check_call(node)
         elif isinstance(node, (ast.Lambda, ast.Keyword, ast.CompareOp)):
             raise RaspTypeError(f"{_FORBIDDEN[type(node)]} is not allowed inside a lambda body", node.loc)
@@ -153,9 +245,21 @@ def make_fn(lam: ast.Lambda, resolve: Callable[[ast.Name], ir.Value]) -> ir.Fn:
     body = closure(lam.body)
 
     def call(*args: ir.Value) -> ir.Value:
-        return body({**constants, **dict(zip(params, args))})
+        return scalar(body({**constants, **dict(zip(params, args))}))
 
     return ir.Fn(call, lam.text, lam.loc)
+
+
+def _check_not_shadowed(call: ast.Call, params: list[str], bound_at: Loc | None) -> None:
+    """A call of a name that a parameter or a binding hides: a located RaspTypeError."""
+    if call.func in params:
+        raise RaspTypeError(f"cannot call '{call.func}': in this lambda it is a parameter, not a function", call.loc)
+    if bound_at is not None:
+        raise RaspTypeError(
+            f"cannot call '{call.func}': here it is the parameter or name bound at line {bound_at.line}, "
+            f"column {bound_at.col}, not a function",
+            call.loc,
+        )
 
 
 _FORBIDDEN = {ast.Lambda: "a lambda", ast.Keyword: "a keyword argument", ast.CompareOp: "a bare comparison operator"}

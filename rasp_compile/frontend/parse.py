@@ -24,8 +24,9 @@ MAX_DEPTH = 100
 
 
 class _PostLexer:
-    """Drops newlines inside parentheses and vocab braces (so calls may span lines), and
-    refuses keywords where a name stands (the contextual lexer lexes them as names there)."""
+    """Drops newlines inside parentheses, square brackets and vocab braces (so calls may span
+    lines), and refuses keywords where a name stands (the contextual lexer lexes them as names
+    there)."""
 
     always_accept = ("_NL",)
     keywords: frozenset[str] = frozenset()  # set once the grammar is loaded
@@ -36,9 +37,9 @@ class _PostLexer:
         for token in stream:
             if token.type == "NAME" and token.value in self.keywords:
                 raise RaspSyntaxError(f"'{token.value}' is a keyword and cannot be used as a name", _loc(token))
-            if token.type in ("LPAR", "LBRACE"):
-                open_brackets.append(token.type == "LPAR" or previous == "VOCAB")
-            elif token.type in ("RPAR", "RBRACE") and open_brackets:
+            if token.type in ("LPAR", "LSQB", "LBRACE"):
+                open_brackets.append(token.type != "LBRACE" or previous == "VOCAB")
+            elif token.type in ("RPAR", "RSQB", "RBRACE") and open_brackets:
                 open_brackets.pop()
             elif token.type == "_NL" and open_brackets and open_brackets[-1]:
                 continue
@@ -131,12 +132,14 @@ def _describe_token(token: Token) -> str:
 
 
 # Terminals that continue an expression: listed together as "an operator".
-_OPERATORS = {"COMP_OP", "PLUS", "MINUS", "STAR", "SLASH", "DSLASH", "PERCENT", "AND", "OR", "IF"}
+_OPERATORS = {"COMP_OP", "IN", "LSQB", "PLUS", "MINUS", "STAR", "SLASH", "DSLASH", "PERCENT", "AND", "OR", "IF"}
 
 
 def _expected(names: set[str]) -> str:
-    if len(names & _OPERATORS) > 1:
-        names = (names - _OPERATORS) | {"operator"}
+    # `not` after an operand starts `not in`: an operator there (before an operand, a prefix)
+    operators = _OPERATORS | {"NOT"} if "IN" in names else _OPERATORS
+    if len(names & operators) > 1:
+        names = (names - operators) | {"operator"}
     described = sorted({_describe_terminal(n) for n in names}, key=lambda d: (d.startswith("'"), d))
     if len(described) == 1:
         return f"expected {described[0]}"
@@ -163,7 +166,7 @@ def _syntax_error(error: UnexpectedInput, text: str) -> RaspSyntaxError:
     return RaspSyntaxError(message, clamp(Loc(line or 1, col or 1), text))
 
 
-_CLOSERS = {"LPAR": ("RPAR", ")"), "LBRACE": ("RBRACE", "}")}
+_CLOSERS = {"LPAR": ("RPAR", ")"), "LSQB": ("RSQB", "]"), "LBRACE": ("RBRACE", "}")}
 
 
 def _unclosed_bracket(error: UnexpectedToken) -> RaspSyntaxError | None:
@@ -192,16 +195,17 @@ def _unclosed_bracket(error: UnexpectedToken) -> RaspSyntaxError | None:
 
 def _innermost_open(stack: list) -> Token | None:
     """The last bracket on the parser's value stack that no later bracket there closes, if
-    newlines are dropped inside it (a parenthesis or a vocab's brace, not a def's brace)."""
+    newlines are dropped inside it (a parenthesis, a square bracket or a vocab's brace, not a
+    def's brace)."""
     closed = 0
     for i in reversed(range(len(stack))):
         item = stack[i]
-        if isinstance(item, Token) and item.type in ("RPAR", "RBRACE"):
+        if isinstance(item, Token) and item.type in ("RPAR", "RSQB", "RBRACE"):
             closed += 1
         elif isinstance(item, Token) and item.type in _CLOSERS:
             if not closed:
                 vocab = i > 0 and isinstance(stack[i - 1], Token) and stack[i - 1].type == "VOCAB"
-                return item if item.type == "LPAR" or vocab else None
+                return item if item.type != "LBRACE" or vocab else None
             closed -= 1
     return None
 
@@ -308,6 +312,16 @@ class _ToAst(Transformer_NonRecursive):
             )
         return ast.Binary(op.value, left, right, _loc(op))
 
+    def comparator(self, *tokens):
+        """`==`, ..., `in`, or `not in` (two tokens), as one token placed at its first."""
+        return tokens[0] if len(tokens) == 1 else Token.new_borrow_pos("COMP_OP", "not in", tokens[0])
+
+    def index(self, value, bracket, position):
+        return ast.Index(value, position, _loc(bracket))
+
+    def tuple(self, parenthesis, *items):
+        return ast.Tuple(list(items), _loc(parenthesis))
+
     def unary(self, op, operand):
         return ast.Unary(op.value, operand, _loc(op))
 
@@ -327,6 +341,12 @@ class _ToAst(Transformer_NonRecursive):
         return ast.Literal(False, _loc(token))
 
     def call(self, name, *args):
+        first = next((i for i, arg in enumerate(args) if isinstance(arg, ast.Keyword)), len(args))
+        late = next((arg for arg in args[first:] if not isinstance(arg, ast.Keyword)), None)
+        if late is not None:  # Python's rule: f(a, k=1, b) is refused, not read as f(a, b, k=1)
+            raise RaspSyntaxError(
+                f"a positional argument cannot follow the keyword argument '{args[first].name}='", late.loc
+            )
         return ast.Call(name.value, list(args), _loc(name))
 
     def keyword(self, name, value):
