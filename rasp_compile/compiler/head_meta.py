@@ -11,7 +11,8 @@ file's meta (docs/inspect.md, "What the file records").
             (`value`) and the one it writes (`writes`); `part` [k, n] for one of n split heads.
     sops    per residual variable (its label, as in meta.residual): `encoding`, `may_be_none`,
             and its `values` with the dimension `labels` holding them (categorical), or its
-            `values` when there are at most MAX_LISTED_VALUES (numerical; omitted beyond).
+            `values` when there are at most MAX_LISTED_VALUES (numerical; omitted beyond);
+            `read_out` on the variables unembed reads.
 
 An Attend op is matched to the program's aggregate or selector_width by its output variable:
 the variable keeps the node's place (`loc`) and its label starts with the node's name (the
@@ -19,7 +20,7 @@ compiler adds `_2`, `.part0`, `.bos_share` to it), taking the nodes in program o
 
 Reads: graph.program, graph.ops (each op's `out`), Attend's `kind`, `out`, `value` and
 `score.columns` (which variables q and k read), Var's `label`, `encoding`, `values`,
-`may_be_none`, `loc`; blocks[i].heads (the heads of layer i, in assemble's order).
+`may_be_none`, `loc`; graph.output and graph.readout.inputs; blocks[i].heads (the heads of layer i, in assemble's order).
 """
 
 from __future__ import annotations
@@ -49,7 +50,10 @@ def describe_model(graph: Graph, blocks: list[Block]) -> dict:
     for split in parts.values():
         for k, head in enumerate(split):
             head["part"] = [k, len(split)]
-    return {"heads": heads, "sops": {op.out.label: _variable(op.out) for op in graph.ops}}
+    sops = {op.out.label: _variable(op.out) for op in graph.ops}
+    for var in graph.readout.inputs:
+        sops.get(var.label, {})["read_out"] = True
+    return {"heads": heads, "sops": sops}
 
 
 def _sources(attends: list[Attend], program: ir.Program) -> dict:

@@ -1,0 +1,187 @@
+"""The heads of a model: what each computes (from meta.heads, docs/inspect.md) and its weights.
+
+`head_descriptions(meta)` reads meta.heads defensively (a weights file is outside input): a head
+the file does not describe, or describes in a shape this version does not know, is "unknown".
+
+`head_weights(model, layer, head)` slices one head out of c_attn / c_proj (c_attn is
+[q heads | k heads | v heads], head h = columns h·D..(h+1)·D of each) and adds the forms a
+reader wants, over the residual augmented by a constant direction `1` that carries the biases:
+
+    QK [d_model + 1, d_model + 1] = [W_Q; b_q] @ [W_K; b_k]ᵀ / sqrt(d_head)
+        so that x_aug[q] @ QK @ x_aug[k] is exactly the score the softmax sees for query q and
+        key k (before the causal mask), x_aug = [x, 1]
+    OV [d_model + 1, d_model]     = [W_V; b_v] @ W_O
+        what a key's residual adds to the query's, per unit of attention (c_proj.b is the
+        layer's, not the head's: it is left out)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..runtime.model import Model
+from .decode import residual_labels
+from .labelled import LabelledArray
+
+CONSTANT_LABEL = "1"  # the constant direction that carries a bias in QK and OV
+KINDS = {"categorical": "aggregate", "numerical": "numerical aggregate", "width": "selector_width"}
+
+
+@dataclass(frozen=True)
+class SelectDescription:
+    keys: str
+    queries: str
+    predicate: str
+    line: int | None = None
+    col: int | None = None
+    name: str | None = None
+
+    def __str__(self) -> str:
+        return f"select({self.keys}, {self.queries}, {self.predicate})"
+
+
+@dataclass(frozen=True)
+class HeadDescription:
+    """What one head computes. `known` is False for a head the file does not describe; then
+    every other field is empty."""
+
+    layer: int
+    head: int
+    known: bool = False
+    sop: str = ""  # the s-op it computes (the program's name for it)
+    kind: str = ""  # "categorical", "numerical" (aggregates) or "width" (selector_width)
+    select: str = ""  # the selector it scores, as the program writes it
+    selects: tuple[SelectDescription, ...] = ()
+    line: int | None = None
+    col: int | None = None
+    value: str | None = None  # the residual variable it averages (aggregates)
+    writes: str = ""  # the residual variable it writes
+    q_reads: tuple[str, ...] = ()
+    k_reads: tuple[str, ...] = ()
+    part: tuple[int, int] | None = None  # (k, n): the k-th of n heads one aggregate is split into
+
+    @property
+    def title(self) -> str:
+        """`layer 0 head 1: repeated = numerical aggregate(same and earlier, one)`."""
+        where = f"layer {self.layer} head {self.head}"
+        if not self.known:
+            return f"{where}: unknown (the file does not say what it computes)"
+        if self.kind == "width":
+            text = f"{self.sop} = selector_width({self.select})"
+        else:
+            text = f"{self.sop} = {KINDS.get(self.kind, self.kind)}({self.select}, {self.value})"
+        if self.part:
+            text += f" [part {self.part[0] + 1} of {self.part[1]}]"
+        return f"{where}: {text}"
+
+    @property
+    def place(self) -> str:
+        """`line 11:9` where the program writes the s-op, or '' when it has no place."""
+        return f"line {self.line}:{self.col}" if self.line is not None else ""
+
+    def __str__(self) -> str:
+        return self.title + (f" ({self.place})" if self.place else "")
+
+
+def head_descriptions(meta: dict) -> list[list[HeadDescription]]:
+    """Per layer, per head, what it computes; "unknown" where meta.heads does not say."""
+    recorded = meta.get("heads") if isinstance(meta.get("heads"), list) else []
+    out = []
+    for i, layer in enumerate(meta["layers"]):
+        entries = recorded[i] if i < len(recorded) and isinstance(recorded[i], list) else []
+        out.append([_description(i, h, entries[h] if h < len(entries) else None) for h in range(layer["n_head"])])
+    return out
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _place(entry: dict, field: str) -> int | None:
+    value = entry.get(field)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _texts(value) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _description(layer: int, head: int, entry) -> HeadDescription:
+    if not isinstance(entry, dict) or entry.get("kind") not in KINDS or not _text(entry.get("select")):
+        return HeadDescription(layer, head)
+    selects = tuple(
+        SelectDescription(_text(s.get("keys")), _text(s.get("queries")), _text(s.get("predicate")),
+                          _place(s, "line"), _place(s, "col"), s.get("name") if isinstance(s.get("name"), str) else None)
+        for s in entry.get("selects", []) if isinstance(s, dict)
+    ) if isinstance(entry.get("selects"), list) else ()
+    part = entry.get("part")
+    part = tuple(part) if isinstance(part, list) and len(part) == 2 and all(_place({"p": p}, "p") is not None
+                                                                              for p in part) else None
+    return HeadDescription(
+        layer, head, True, _text(entry.get("sop")), entry["kind"], entry["select"], selects,
+        _place(entry, "line"), _place(entry, "col"), _text(entry.get("value")) or None, _text(entry.get("writes")),
+        _texts(entry.get("q_reads")), _texts(entry.get("k_reads")), part,
+    )
+
+
+@dataclass(frozen=True)
+class HeadWeights:
+    """One head's weights, labelled: W_Q, W_K, W_V [d_model + 1, d_head] (the last row, `1`, is
+    the bias), W_O [d_head, d_model], and the QK and OV forms of the module docstring."""
+
+    description: HeadDescription
+    W_Q: LabelledArray
+    W_K: LabelledArray
+    W_V: LabelledArray
+    W_O: LabelledArray
+    QK: LabelledArray
+    OV: LabelledArray
+    d_head: int
+
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        """[n, d_model] residual -> [n_query, n_key] scores, as the forward pass computes them
+        (before the causal mask)."""
+        x_aug = np.concatenate([x, np.ones((x.shape[0], 1), x.dtype)], axis=1)
+        return x_aug @ self.QK.array @ x_aug.T
+
+    def __repr__(self) -> str:
+        return f"<HeadWeights {self.description.title}, d_head {self.d_head}>"
+
+    def _repr_html_(self) -> str:
+        from .html_report import head_weights_html
+
+        return head_weights_html(self)
+
+
+def head_weights(model: Model, layer: int, head: int) -> HeadWeights:
+    """The labelled weights of head `head` of layer `layer` (IndexError when there is none)."""
+    if not 0 <= layer < model.n_layers:
+        raise IndexError(f"layer {layer} out of range: the model has {model.n_layers} layers")
+    n_head, d_head = model.meta["layers"][layer]["n_head"], model.meta["layers"][layer]["d_head"]
+    if not 0 <= head < n_head:
+        raise IndexError(f"head {head} out of range: layer {layer} has {n_head} heads")
+    w = model.params[f"blocks.{layer}.attn.c_attn.w"].astype(np.float64)
+    b = model.params[f"blocks.{layer}.attn.c_attn.b"].astype(np.float64)
+    w_o = model.params[f"blocks.{layer}.attn.c_proj.w"].astype(np.float64)[head * d_head:(head + 1) * d_head]
+    residual = tuple(residual_labels(model.meta, model.d_model))
+    augmented = residual + (CONSTANT_LABEL,)
+    sides = []
+    for j, kind in enumerate("qkv"):
+        start = j * n_head * d_head + head * d_head
+        matrix = np.vstack([w[:, start:start + d_head], b[start:start + d_head]])  # [d_model + 1, d_head]
+        columns = tuple(f"{kind}{i}" for i in range(d_head))
+        sides.append(LabelledArray(matrix, augmented, columns, f"W_{kind.upper()} (last row: bias)"))
+    w_q, w_k, w_v = sides
+    qk = w_q.array @ w_k.array.T / math.sqrt(d_head)
+    ov = w_v.array @ w_o
+    description = head_descriptions(model.meta)[layer][head]
+    return HeadWeights(
+        description, w_q, w_k, w_v,
+        LabelledArray(w_o, w_v.columns, residual, "W_O"),
+        LabelledArray(qk, augmented, augmented, "QK (rows: query, columns: key; scores = x_aug QK x_augᵀ)"),
+        LabelledArray(ov, augmented, residual, "OV (rows: key, columns: what the query gets)"),
+        d_head,
+    )
