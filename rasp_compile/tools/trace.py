@@ -18,6 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import ir
+from ..errors import RaspError
+from ..frontend.lower import lower
+from ..frontend.parse import parse
 from ..runtime import forward
 from ..runtime.model import Model
 from .decode import Variable, decode, meaning, residual_labels, residual_variables
@@ -142,13 +146,12 @@ class Trace:
             lost = ", ".join("none" if v is None else str(v) for v in variable.unseen)
             return (f"'{name}' is only partly in the residual stream: the compiler pruned the dimensions of "
                     f"{lost} (no weight reads them), so its value cannot be read back there")
-        recorded = self.model.meta.get("sops")
-        if isinstance(recorded, dict) and name in recorded:
-            return (f"'{name}' is not in the residual stream: the compiler computes it but pruned its "
-                    "dimensions (what reads it reads them folded into its own weights)")
-        return (f"'{name}' is not in the residual stream: the compiler folded it away (into an embedding, "
-                "the weights of what reads it, or the read-out), or the program has no s-op of that name; "
-                "rc.evaluate_all(program, tokens) gives its values")
+        names = program_names(self.model.meta.get("source"))
+        if names is not None and name not in names:
+            return f"the program has no s-op named '{name}' (its names: {', '.join(sorted(names))})"
+        return (f"'{name}' is not in the residual stream: the compiler folded it away (into an embedding, the "
+                "weights of what reads it, or the read-out) or pruned it; rc.evaluate_all(program, tokens) "
+                "gives its values")
 
     def __repr__(self) -> str:
         return (f"<Trace of {len(self.tokens)} tokens through {len(self.after_layer)} layers, "
@@ -158,6 +161,17 @@ class Trace:
         from .html_report import trace_html
 
         return trace_html(self)
+
+
+def program_names(source) -> set[str] | None:
+    """The names a model's recorded source binds to s-ops, or None when it has none that parses."""
+    if not isinstance(source, str) or not source:
+        return None
+    try:
+        program = lower(parse(source), source, "<source>")
+    except (RaspError, RecursionError):
+        return None
+    return {node.label for node in program.nodes() if isinstance(node, ir.SOp) and node.label} | {program.output_name}
 
 
 def trace(model: Model, tokens: list) -> Trace:
