@@ -325,12 +325,12 @@ class Program:
         return topological_order(self.output)
 
     def __repr__(self) -> str:
-        from .tools.display import program_repr  # the display lives with the other inspection views
+        from .tools.program_view import program_repr  # the view lives with the other inspection tools
 
         return program_repr(self)
 
     def _repr_html_(self) -> str:
-        from .tools.display import program_html
+        from .tools.program_view import program_html
 
         return program_html(self)
 

@@ -18,6 +18,7 @@ from ..errors import special_file
 from ..runtime.model import Model
 from ..safe_text import terminal_safe
 from ..tools.html_report import report
+from ..tools.trace import Trace
 from .common import CliError, check_one_pass
 from .tokens import join_tokens
 
@@ -54,7 +55,7 @@ def write(model: Model, weights: str, tokens: list, out: str) -> dict:
                        "refusing to overwrite it "
                        "(choose another name for the report)")
     check_one_pass(model, tokens, "--html")
-    text = report(model, tokens, title=f"{Path(weights).name}: {join_tokens(model, tokens)}")
+    text = report(Trace(model, tokens), title=f"{Path(weights).name}: {join_tokens(model, tokens)}")
     try:
         with open(out, "w", encoding="utf-8") as f:
             f.write(text)

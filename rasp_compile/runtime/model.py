@@ -96,12 +96,12 @@ class Model:
         return head_weights(self, layer, head)
 
     def __repr__(self) -> str:
-        from ..tools.display import model_repr
+        from ..tools.model_view import model_repr
 
         return model_repr(self)
 
     def _repr_html_(self) -> str:
-        from ..tools.html_report import model_html
+        from ..tools.model_view import model_html
 
         return model_html(self)
 

@@ -17,14 +17,15 @@ reader wants, over the residual augmented by a constant direction `1` that carri
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime.model import Model
 from .decode import residual_labels
 from .labelled import LabelledArray
+from .svg import nonzero_heatmap
 
 CONSTANT_LABEL = "1"  # the constant direction that carries a bias in QK and OV
 KINDS = {"categorical": "aggregate", "numerical": "numerical aggregate", "width": "selector_width"}
@@ -151,13 +152,13 @@ class HeadWeights:
         return f"<HeadWeights {self.description.title}, d_head {self.d_head}>"
 
     def _repr_html_(self) -> str:
-        from .html_report import head_weights_html
+        figures = [nonzero_heatmap(a.array, a.rows, a.columns, a.title) for a in (self.QK, self.OV)]
+        return f"<div><b>{html.escape(self.description.title)}</b>{''.join(figures)}</div>"
 
-        return head_weights_html(self)
 
-
-def head_weights(model: Model, layer: int, head: int) -> HeadWeights:
-    """The labelled weights of head `head` of layer `layer` (IndexError when there is none)."""
+def head_weights(model, layer: int, head: int) -> HeadWeights:
+    """The labelled weights of head `head` of layer `layer` of a `runtime.model.Model` (IndexError
+    when there is none)."""
     if not 0 <= layer < model.n_layers:
         raise IndexError(f"layer {layer} out of range: the model has {model.n_layers} layers")
     n_head, d_head = model.meta["layers"][layer]["n_head"], model.meta["layers"][layer]["d_head"]

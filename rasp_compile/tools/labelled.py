@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .svg import heatmap
+
 
 @dataclass(frozen=True, eq=False)
 class LabelledArray:
@@ -48,6 +50,4 @@ class LabelledArray:
         return f"<LabelledArray {self.title or ''} [{len(self.rows)} x {len(self.columns)}]>".replace("  ", " ")
 
     def _repr_html_(self) -> str:
-        from .html_report import labelled_array_html
-
-        return labelled_array_html(self)
+        return heatmap(self.array, self.rows, self.columns, self.title or "array")

@@ -87,3 +87,9 @@ def nonzero_part(matrix, rows, columns) -> tuple[np.ndarray, list[str], list[str
     note = "not shown: " + " and ".join(left_out) if left_out else ""
     return (matrix[np.ix_(keep_rows, keep_cols)], [rows[i] for i in keep_rows],
             [columns[j] for j in keep_cols], note)
+
+
+def nonzero_heatmap(matrix, rows, columns, title: str, empty_note: str = "") -> str:
+    """`heatmap` of the rows and columns holding a nonzero entry, captioned with what was left out."""
+    part, kept_rows, kept_columns, note = nonzero_part(matrix, rows, columns)
+    return heatmap(part, kept_rows, kept_columns, title, caption=note or empty_note)

@@ -26,6 +26,7 @@ from ..runtime import forward
 from ..runtime.model import Model
 from .decode import Variable, decode, meaning, residual_labels, residual_variables
 from .heads import HeadDescription, head_descriptions
+from .html_report import trace_html
 from .labelled import LabelledArray
 
 BOS_ROW = "BOS"
@@ -158,8 +159,6 @@ class Trace:
                 f"{len(self.heads)} heads, d_model {len(self.labels)}>")
 
     def _repr_html_(self) -> str:
-        from .html_report import trace_html
-
         return trace_html(self)
 
 
