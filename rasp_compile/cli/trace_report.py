@@ -45,7 +45,8 @@ def measure(model: Model, tokens: list) -> dict:
                    "values": {**stages[-1]["values"], t.output_name: list(t.output)}})
     attention = [{"layer": head.layer, "head": head.head, "title": head.title,
                   "pattern": np.round(t.patterns[head.layer][head.head], 4).tolist()} for head in t.heads]
-    heads = [{"layer": h.layer, "head": h.head, "title": h.title, "place": h.place} for h in t.heads]
+    heads = [{"layer": h.layer, "head": h.head, "title": h.title, "place": h.place, "definitions": h.definitions}
+             for h in t.heads]
     return {"positions": list(t.positions), "first_token": t.first, "heads": heads, "stages": stages,
             "attention": attention}
 
@@ -89,6 +90,8 @@ def render(report: dict, console) -> None:
     console.print("[bold]heads[/]")
     for head in report["heads"]:
         console.print(f"  {_safe(head['place']):<11} {_safe(head['title'])}")
+        if head["definitions"]:
+            console.print(f"  {'':<11}   where {_safe(head['definitions'])}")
     if not report["heads"]:
         console.print("  (none)")
     writers: dict[str, list[str]] = {}

@@ -93,7 +93,7 @@ def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict:
         "line": node.loc.line if node.loc else None,
         "col": node.loc.col if node.loc else None,
         "select": _selector_text(selector, top=True),
-        "selects": [_select(s) for s in ir.topological_order(selector) if isinstance(s, ir.Select)],
+        "selects": [_select(s) for s in _selects(selector)],
     }
 
 
@@ -126,6 +126,13 @@ def _selector_text(selector: ir.Selector, top: bool = False) -> str:
     word = "and" if isinstance(selector, ir.SelectAnd) else "or"
     text = f"{_selector_text(selector.first)} {word} {_selector_text(selector.second)}"
     return text if top else f"({text})"
+
+
+def _selects(selector: ir.Selector) -> list[ir.Select]:
+    """The selects a selector combines (not those inside the s-ops they compare), left to right."""
+    if isinstance(selector, ir.Select):
+        return [selector]
+    return [s for part in selector.children() for s in _selects(part)]
 
 
 def _select(select: ir.Select) -> dict:

@@ -79,12 +79,17 @@ class HeadDescription:
         return f"{where}: {text}"
 
     @property
+    def definitions(self) -> str:
+        """The named selects the title refers to by name, written out: `same = select(tokens, tokens, ==)`."""
+        return "; ".join(f"{s.name} = {s}" for s in self.selects if s.name and s.name in self.select)
+
+    @property
     def place(self) -> str:
         """`line 11:9` where the program writes the s-op, or '' when it has no place."""
         return f"line {self.line}:{self.col}" if self.line is not None else ""
 
     def __str__(self) -> str:
-        return self.title + (f" ({self.place})" if self.place else "")
+        return self.title + (f" ({self.place})" if self.place else "") + (f"; {self.definitions}" if self.definitions else "")
 
 
 def head_descriptions(meta: dict) -> list[list[HeadDescription]]:

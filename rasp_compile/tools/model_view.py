@@ -33,9 +33,11 @@ def model_repr(model) -> str:
 
 def heads_table(model) -> str:
     """Every head and what it computes, as a table."""
-    rows = [[d.layer, d.head, d.title.split(": ", 1)[1], d.place] for layer in head_descriptions(model.meta)
-            for d in layer]
-    return table(["layer", "head", "computes", "where"], rows) if rows else '<p class="note">no attention heads</p>'
+    rows = [[d.layer, d.head, d.title.split(": ", 1)[1], d.definitions, d.place]
+            for layer in head_descriptions(model.meta) for d in layer]
+    if not rows:
+        return '<p class="note">no attention heads</p>'
+    return table(["layer", "head", "computes", "with", "where"], rows)
 
 
 def model_html(model) -> str:
