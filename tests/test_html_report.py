@@ -80,3 +80,12 @@ def test_bad_report_paths_are_one_line_errors(capsys, most_freq, tmp_path):
         assert message in err and len(err.strip().splitlines()) == 1
     assert run_cmd.main([str(most_freq), "bacacab", "--html", str(tmp_path / "r.html")]) == 2
     assert "longer than max_len 6" in capsys.readouterr().err and not (tmp_path / "r.html").exists()
+
+
+def test_the_docs_figure_is_what_the_api_draws():
+    """docs/inspect.md's figure is `t.attention(1, 1).to_svg()` of most_freq on bacac, made now."""
+    t = rc.trace(rc.compile(PROGRAMS / "most_freq.rasp"), list("bacac"))
+    figure = Path(__file__).resolve().parent.parent / "docs" / "figures" / "most_freq_attention.svg"
+    assert figure.read_text(encoding="utf-8") == t.attention(1, 1).to_svg(), (
+        "regenerate: open('docs/figures/most_freq_attention.svg', 'w').write(t.attention(1, 1).to_svg())")
+    assert "figures/most_freq_attention.svg" in (figure.parent.parent / "inspect.md").read_text(encoding="utf-8")

@@ -41,7 +41,7 @@ def attention_figures(t) -> str:
         for head in range(len(patterns)):
             pattern = t.attention(layer, head)
             place = t.head_table[layer][head].place
-            figures.append(heatmap(pattern.array, pattern.rows, pattern.columns, pattern.title, "unit",
+            figures.append(heatmap(pattern.array, pattern.rows, pattern.columns, pattern.title, pattern.scale,
                                    caption=f"rows: queries, columns: keys{'; ' + place if place else ''}"))
     return f'<div class="figures">{"".join(figures)}</div>' if figures else '<p class="note">no attention heads</p>'
 

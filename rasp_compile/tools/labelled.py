@@ -7,17 +7,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .svg import heatmap
+from .svg import heatmap, standalone_svg
 
 
 @dataclass(frozen=True, eq=False)
 class LabelledArray:
-    """array [len(rows), len(columns)] and the name of each row and column; `title` says what it is."""
+    """array [len(rows), len(columns)] and the name of each row and column; `title` says what it is;
+    `scale` how a heatmap colours it: "signed" (red < 0 < blue) or "unit" (0..1, an attention pattern)."""
 
     array: np.ndarray
     rows: tuple[str, ...]
     columns: tuple[str, ...]
     title: str = ""
+    scale: str = "signed"
 
     def __post_init__(self):
         if self.array.shape != (len(self.rows), len(self.columns)):
@@ -49,5 +51,9 @@ class LabelledArray:
     def __repr__(self) -> str:
         return f"<LabelledArray {self.title or ''} [{len(self.rows)} x {len(self.columns)}]>".replace("  ", " ")
 
+    def to_svg(self) -> str:
+        """The array as a labelled heatmap in one SVG document (write it to a .svg file)."""
+        return standalone_svg(self.array, self.rows, self.columns, self.title, self.scale)
+
     def _repr_html_(self) -> str:
-        return heatmap(self.array, self.rows, self.columns, self.title or "array")
+        return heatmap(self.array, self.rows, self.columns, self.title or "array", self.scale)

@@ -42,19 +42,31 @@ def _number(value: float) -> str:
 
 
 def heatmap(matrix, rows, columns, title: str, scale: str = "signed", caption: str = "") -> str:
-    """One `<svg>` drawing `matrix` [len(rows), len(columns)] with its labels and title."""
-    matrix = np.asarray(matrix, dtype=np.float64)
+    """One `<figure>` drawing `matrix` [len(rows), len(columns)] with its labels and its title above."""
+    note = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    svg = _svg(np.asarray(matrix, dtype=np.float64), rows, columns, title, scale, 0)
+    return f'<figure><div class="title">{html.escape(title)}</div>{svg}{note}</figure>'
+
+
+def standalone_svg(matrix, rows, columns, title: str, scale: str = "signed") -> str:
+    """The same drawing as one SVG document, its title drawn inside (for a file: docs, slides)."""
+    return _svg(np.asarray(matrix, dtype=np.float64), rows, columns, title, scale, 2 * FONT)
+
+
+def _svg(matrix: np.ndarray, rows, columns, title: str, scale: str, title_height: int) -> str:
     n_rows, n_cols = matrix.shape
     cell = max(MIN_CELL, min(MAX_CELL, MAX_WIDTH // max(n_cols, 1)))
     left = CHAR * max((len(_short(r)) for r in rows), default=1) + 8
     top_labels = SLANT * CHAR * max((len(_short(c)) for c in columns), default=1) + 8
-    top = top_labels
-    width = left + cell * n_cols + top_labels + 10
+    top = title_height + top_labels
+    width = max(left + cell * n_cols + top_labels + 10, CHAR * len(title) + 14 if title_height else 0)
     height = top + cell * n_rows + 10
     largest = 1.0 if scale == "unit" else float(np.max(np.abs(matrix), initial=0.0))
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="{width:.0f}" height="{height:.0f}" '
         f'font-family="monospace" font-size="{FONT}" role="img" aria-label="{html.escape(title)}">',
+        '<rect width="100%" height="100%" fill="white"/>' if title_height else "",
+        f'<text x="4" y="{FONT + 2}" font-weight="bold">{html.escape(title)}</text>' if title_height else "",
     ]
     for i, label in enumerate(rows):
         y = top + cell * i + cell / 2 + FONT / 3
@@ -64,7 +76,7 @@ def heatmap(matrix, rows, columns, title: str, scale: str = "signed", caption: s
         x, y = left + cell * j + cell / 2 + FONT / 3, top - 6
         parts.append(f'<text x="{x:.1f}" y="{y:.0f}" transform="rotate(-45 {x:.1f} {y:.0f})">'
                      f"<title>{html.escape(label)}</title>{html.escape(_short(label))}</text>")
-    parts.append(f'<g class="cells" stroke="#ddd" stroke-width="0.5">')
+    parts.append('<g class="cells" stroke="#ddd" stroke-width="0.5">')
     for i in range(n_rows):
         for j in range(n_cols):
             value = matrix[i, j]
@@ -72,8 +84,7 @@ def heatmap(matrix, rows, columns, title: str, scale: str = "signed", caption: s
             parts.append(f'<rect x="{left + cell * j:.0f}" y="{top + cell * i:.0f}" width="{cell}" height="{cell}" '
                          f'fill="{_colour(value, scale, largest)}"><title>{tip}</title></rect>')
     parts.append("</g></svg>")
-    note = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-    return f'<figure><div class="title">{html.escape(title)}</div>{"".join(parts)}{note}</figure>'
+    return "".join(parts)
 
 
 def nonzero_part(matrix, rows, columns) -> tuple[np.ndarray, list[str], list[str], str]:

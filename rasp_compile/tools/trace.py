@@ -113,7 +113,7 @@ class Trace:
         if not 0 <= layer < len(self.patterns) or not 0 <= head < len(self.patterns[layer]):
             raise IndexError(f"no head {head} in layer {layer}")
         return LabelledArray(self.patterns[layer][head], self.positions, self.positions,
-                             self.head_table[layer][head].title)
+                             self.head_table[layer][head].title, "unit")
 
     def sop(self, name: str) -> list:
         """The named s-op's value at each token, read from the residual stream (the output: the
