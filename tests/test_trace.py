@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import html
 import json
+import random
 import sys
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import random_programs
 import rasp_compile as rc
 from differential import random_inputs
 from rasp_compile import ir
@@ -86,6 +88,23 @@ def test_sop_agrees_on_any_input_of_sort_freq(data):
     t = rc.trace(model, tokens)
     for name in ("tokens", "count", "indices", program.output_name):
         assert t.sop(name) == expected[name]
+
+
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(random_programs.programs())
+def test_random_programs_heads_are_described_and_sops_read_back(program: ir.Program):
+    model = rc.compile(program)
+    for tokens in random_programs.random_inputs(program, random.Random(2), 4):
+        expected = named_values(program, tokens)
+        if expected is None:
+            continue
+        t = rc.trace(model, tokens)
+        assert all(head.known and head.selects for head in t.heads)
+        for name, values in expected.items():
+            try:
+                assert t.sop(name) == values, name
+            except NotInResidual:
+                pass
 
 
 def test_evaluate_all_gives_selector_matrices_and_the_output():
