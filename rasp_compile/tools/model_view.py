@@ -37,7 +37,7 @@ def heads_table(model) -> str:
             for layer in head_descriptions(model.meta) for d in layer]
     if not rows:
         return '<p class="note">no attention heads</p>'
-    return table(["layer", "head", "computes", "with", "where"], rows)
+    return table(["layer", "head", "computes", "with", "where"], rows, wrap=True)
 
 
 def model_html(model) -> str:
