@@ -69,7 +69,8 @@ def test_report_draws_every_heatmap_with_its_title(browser, report):
         assert tinted.mean() > 0.1, f"{head.title}: the heatmap looks blank"
     weights = [f for f in figures if f["title"].startswith("blocks.0.attn.c_attn.w")]
     assert len(weights) == 1 and weights[0]["rows"] > 10  # a weight matrix with its axis labels
-    requested = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+    requested = [event["params"]["request"]["url"] for event in browser.events
+                 if event.get("method") == "Network.requestWillBeSent"]
     assert requested == [path.as_uri()]
 
 

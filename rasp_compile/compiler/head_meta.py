@@ -20,7 +20,8 @@ compiler adds `_2`, `.part0`, `.bos_share` to it), taking the nodes in program o
 
 Reads: graph.program, graph.ops (each op's `out`), Attend's `kind`, `out`, `value` and
 `score.columns` (which variables q and k read), Var's `label`, `encoding`, `values`,
-`may_be_none`, `loc`; graph.output and graph.readout.inputs; blocks[i].heads (the heads of layer i, in assemble's order).
+`may_be_none`, `loc`; graph.readout.inputs (the variables unembed reads); blocks[i].heads (the
+heads of layer i, in assemble's order).
 """
 
 from __future__ import annotations
@@ -64,9 +65,9 @@ def _sources(attends: list[Attend], program: ir.Program) -> dict:
     for op in attends:
         label = op.out.label
         kinds = (ir.SelectorWidth, ir.Length) if op.kind == "width" else (ir.Aggregate,)
+        reusable = ".part" in label  # the split heads of one aggregate share it
         for node in candidates:
-            name = node.label or KIND_NAMES[type(node)].replace("_", "")
-            reusable = ".part" in label  # the split heads of one aggregate share it
+            name = node.label or KIND_NAMES[type(node)].replace("_", "")  # the compiler's default label
             if (isinstance(node, kinds) and node.loc == op.out.loc and (reusable or id(node) not in taken)
                     and (label == name or label.startswith(tuple(name + s for s in SUFFIXES)))):
                 found[op] = node

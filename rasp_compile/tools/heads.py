@@ -89,7 +89,8 @@ class HeadDescription:
         return f"line {self.line}:{self.col}" if self.line is not None else ""
 
     def __str__(self) -> str:
-        return self.title + (f" ({self.place})" if self.place else "") + (f"; {self.definitions}" if self.definitions else "")
+        place = f" ({self.place})" if self.place else ""
+        return self.title + place + (f"; {self.definitions}" if self.definitions else "")
 
 
 def head_descriptions(meta: dict) -> list[list[HeadDescription]]:
@@ -106,8 +107,7 @@ def _text(value) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _place(entry: dict, field: str) -> int | None:
-    value = entry.get(field)
+def _whole(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -115,21 +115,27 @@ def _texts(value) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
+def _select(entry: dict) -> SelectDescription:
+    return SelectDescription(_text(entry.get("keys")), _text(entry.get("queries")), _text(entry.get("predicate")),
+                             _whole(entry.get("line")), _whole(entry.get("col")), _text(entry.get("name")) or None)
+
+
+def _part(value) -> tuple[int, int] | None:
+    if isinstance(value, list) and len(value) == 2 and all(_whole(v) is not None for v in value):
+        return value[0], value[1]
+    return None
+
+
 def _description(layer: int, head: int, entry) -> HeadDescription:
+    """One head of meta.heads, or an unknown head when the entry is not what the compiler writes."""
     if not isinstance(entry, dict) or entry.get("kind") not in KINDS or not _text(entry.get("select")):
         return HeadDescription(layer, head)
-    selects = tuple(
-        SelectDescription(_text(s.get("keys")), _text(s.get("queries")), _text(s.get("predicate")),
-                          _place(s, "line"), _place(s, "col"), s.get("name") if isinstance(s.get("name"), str) else None)
-        for s in entry.get("selects", []) if isinstance(s, dict)
-    ) if isinstance(entry.get("selects"), list) else ()
-    part = entry.get("part")
-    part = tuple(part) if isinstance(part, list) and len(part) == 2 and all(_place({"p": p}, "p") is not None
-                                                                              for p in part) else None
+    selects = entry.get("selects") if isinstance(entry.get("selects"), list) else []
     return HeadDescription(
-        layer, head, True, _text(entry.get("sop")), entry["kind"], entry["select"], selects,
-        _place(entry, "line"), _place(entry, "col"), _text(entry.get("value")) or None, _text(entry.get("writes")),
-        _texts(entry.get("q_reads")), _texts(entry.get("k_reads")), part,
+        layer, head, True, _text(entry.get("sop")), entry["kind"], entry["select"],
+        tuple(_select(s) for s in selects if isinstance(s, dict)), _whole(entry.get("line")), _whole(entry.get("col")),
+        _text(entry.get("value")) or None, _text(entry.get("writes")), _texts(entry.get("q_reads")),
+        _texts(entry.get("k_reads")), _part(entry.get("part")),
     )
 
 
