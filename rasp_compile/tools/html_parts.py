@@ -18,7 +18,7 @@ table.rc td, table.rc th { border: 1px solid #ccc; padding: 2px 6px; text-align:
 table.wrap td { white-space: normal; max-width: 45em; } table.rc th { background: #f0f0f0; }
 tr.written td { font-weight: bold; background: #eef5ff; }
 figure { margin: 0.5em 1.5em 1.2em 0; } figcaption { font-size: 12px; color: #555; max-width: 40em; }
-figure .title { font-family: monospace; font-size: 12px; font-weight: bold; max-width: 60em; margin-bottom: 4px; }
+figure .title { font-family: monospace; font-size: 12px; font-weight: bold; max-width: 40em; margin-bottom: 4px; }
 .figures { display: flex; flex-wrap: wrap; align-items: flex-start; }
 .note { color: #555; font-size: 0.9em; }
 """

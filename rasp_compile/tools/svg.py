@@ -3,7 +3,8 @@ self-contained file that any browser (or a notebook) draws.
 
 `heatmap(matrix, rows, columns, title)` draws one labelled matrix in a `<figure>`: the title on
 top (HTML text, so it wraps and reads as text), then the SVG: a cell per entry, row labels on the
-left, column labels slanted above, each cell's exact value in its tooltip.
+left, column labels slanted above, each nonzero cell's value in its tooltip (zero cells are the
+white background, so a sparse matrix costs little).
 Colours: a pattern (`scale="unit"`, values in 0..1) from white to blue; weights and residuals
 (`scale="signed"`) from red (negative) through white (0) to blue (positive), scaled to the
 largest magnitude. Every string is HTML-escaped here: labels and titles come from programs and
@@ -23,6 +24,10 @@ CHAR = 0.62 * FONT  # px: the width of one character of the monospace labels
 MAX_LABEL = 28  # characters of a label shown; longer ones end in "…" (the tooltip has them whole)
 SLANT = 0.71  # sin(45°): column labels run up at 45°, taking this share of their length in height
 BLUE, RED = (33, 102, 172), (178, 24, 43)
+ZERO = 1e-5  # a value below this is drawn and shown as 0 (float32 noise), its cell left white
+MAX_CELLS = 20_000
+"""Cells one heatmap covers at most (a nonzero one takes about 150 bytes of page): a larger matrix
+(a wide c_attn at a long max_len) gets a note instead, so a page stays a few MB and opens quickly."""
 
 
 def _colour(value: float, scale: str, top: float) -> str:
@@ -38,13 +43,17 @@ def _short(label: str) -> str:
 
 
 def _number(value: float) -> str:
-    return "0" if abs(value) < 1e-5 else f"{value:.4g}"
+    return "0" if abs(value) < ZERO else f"{value:.4g}"
 
 
 def heatmap(matrix, rows, columns, title: str, scale: str = "signed", caption: str = "") -> str:
     """One `<figure>` drawing `matrix` [len(rows), len(columns)] with its labels and its title above."""
     note = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-    svg = _svg(np.asarray(matrix, dtype=np.float64), rows, columns, title, scale, 0)
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.size > MAX_CELLS:
+        too_large = f"{matrix.shape[0]} x {matrix.shape[1]}: too large to draw here (format_model prints it)"
+        return f'<figure><div class="title">{html.escape(title)}</div><p class="note">{too_large}</p>{note}</figure>'
+    svg = _svg(matrix, rows, columns, title, scale, 0)
     return f'<figure><div class="title">{html.escape(title)}</div>{svg}{note}</figure>'
 
 
@@ -76,14 +85,15 @@ def _svg(matrix: np.ndarray, rows, columns, title: str, scale: str, title_height
         x, y = left + cell * j + cell / 2 + FONT / 3, top - 6
         parts.append(f'<text x="{x:.1f}" y="{y:.0f}" transform="rotate(-45 {x:.1f} {y:.0f})">'
                      f"<title>{html.escape(label)}</title>{html.escape(_short(label))}</text>")
-    parts.append('<g class="cells" stroke="#ddd" stroke-width="0.5">')
-    for i in range(n_rows):
-        for j in range(n_cols):
-            value = matrix[i, j]
-            tip = html.escape(f"{rows[i]} × {columns[j]}: {_number(value)}")
-            parts.append(f'<rect x="{left + cell * j:.0f}" y="{top + cell * i:.0f}" width="{cell}" height="{cell}" '
-                         f'fill="{_colour(value, scale, largest)}"><title>{tip}</title></rect>')
-    parts.append("</g></svg>")
+    x0, y0, x1, y1 = round(left), round(top), round(left) + cell * n_cols, round(top) + cell * n_rows
+    grid = "".join(f"M{x0 + cell * j} {y0}V{y1}" for j in range(n_cols + 1))
+    grid += "".join(f"M{x0} {y0 + cell * i}H{x1}" for i in range(n_rows + 1))
+    parts.append(f'<g class="cells"><rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" fill="white"/>')
+    for i, j in zip(*np.nonzero(np.abs(matrix) >= ZERO)):  # a white cell is drawn by the background
+        tip = html.escape(f"{rows[i]} × {columns[j]}: {_number(matrix[i, j])}")
+        parts.append(f'<rect x="{x0 + cell * j}" y="{y0 + cell * i}" width="{cell}" height="{cell}" '
+                     f'fill="{_colour(matrix[i, j], scale, largest)}"><title>{tip}</title></rect>')
+    parts.append(f'<path d="{grid}" stroke="#ddd" stroke-width="0.5" fill="none"/></g></svg>')
     return "".join(parts)
 
 
