@@ -78,6 +78,7 @@ class Trace:
         self.variables: dict[str, Variable] = residual_variables(model.meta, model.d_model)
         self.head_table = head_descriptions(model.meta)
         self.output = self._predicted()
+        self._writes: dict[str, list[int]] | None = None
 
     def _predicted(self) -> list:
         """The model's prediction at each token; a numerical one as the value it stands for (the
@@ -131,6 +132,11 @@ class Trace:
 
     def writes(self) -> dict[str, list[int]]:
         """Each variable -> the indices into `stages` of the stages that change it (embedding: 0)."""
+        if self._writes is None:
+            self._writes = self._written()
+        return self._writes
+
+    def _written(self) -> dict[str, list[int]]:
         written: dict[str, list[int]] = {}
         for name, variable in self.variables.items():
             dims = list(variable.dims)
