@@ -230,3 +230,26 @@ def test_a_file_without_head_descriptions_or_with_hostile_ones(capsys, tmp_path,
     assert run_cmd.main([str(tmp_path / "h.npz"), "aab", "--trace"]) == 0
     out = capsys.readouterr().out
     assert "\x1b]" not in out and "\x07" not in out and "\\x1b]0;pwned\\x07" in out
+
+
+def test_decode_a_one_hot_with_pruned_values_and_numbers_near_their_value():
+    from rasp_compile.tools.decode import AMBIGUOUS, Variable, decode, meaning
+
+    x = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 0.98], [0.0, 0.0, 0.0]])  # 3 positions, dims 1 and 2
+    one_pruned = Variable("v", "categorical", (1, 2), ("b", "c"), unseen=("a",))
+    assert decode(one_pruned, x) == ["b", "c", "a"]  # all zero: the one value without a dimension
+    two_unseen = Variable("v", "categorical", (1, 2), ("b", "c"), unseen=("a", None))
+    assert decode(two_unseen, x) == ["b", "c", AMBIGUOUS] and not two_unseen.readable
+    assert decode(Variable("v", "categorical", (1, 2), ("b", "c"), unseen=()), x)[2] is None
+    assert meaning(0.3333333432674408, (0, 1 / 3, 0.5)) == 1 / 3 and meaning(0.42, (0, 1 / 3, 0.5)) == 0.42
+    assert meaning(1.4e-07) == 0.0 and meaning(2.718281828) == 2.718
+
+
+def test_trace_json_lists_heads_and_titles_patterns(capsys):
+    assert run_cmd.main([str(PROGRAMS[[p.stem for p in PROGRAMS].index("sort")]), "3 1 2", "--trace", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    titles = [head["title"] for head in report["heads"]]
+    assert titles == [head["title"] for head in report["attention"]]
+    assert titles[2] == ("layer 1 head 0: output = aggregate(select(smaller, indices, <=) and "
+                         "select(not_larger, indices, >), tokens)")
+    assert report["stages"][-1]["values"]["output"] == [1, 2, 3]
