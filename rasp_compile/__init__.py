@@ -9,6 +9,9 @@ The Python API, for research code:
     rc.run(model, ["a", "a", "b"])                      # the model's output at every position
     rc.complete(model, ["a", "a"], steps=10)            # a causal model continuing a sequence
     rc.evaluate(program, ["a", "a", "b"])               # the reference interpreter, directly
+    rc.evaluate_all(program, ["a", "a", "b"])           # every named s-op's values (docs/inspect.md)
+    t = rc.trace(model, ["a", "a", "b"])                # residuals, s-ops, attention, heads
+    model.head(0, 0)                                    # one head's labelled W_Q, W_K, W_V, W_O, QK
     rc.count_flops(model, n_positions=6)                # FLOPs per component of one forward
     tl_model = rc.to_transformer_lens(model)            # the model in TransformerLens ([interop] extra)
     tl_model(rc.tl_tokens(model, [["a", "a", "b"]]))    # its logits: BOS first, as our forward takes
@@ -28,7 +31,8 @@ from .errors import InputError, RaspError, WeightsError, format_error
 from .tools.flops import count_flops
 from .runtime.forward import complete, logits, predict
 from .frontend import load_program, parse_program
-from .tools.interpret import OpCounter, evaluate
+from .tools.interpret import OpCounter, evaluate, evaluate_all
+from .tools.trace import trace
 from .runtime.model import Model
 from .interop import tl_tokens, to_transformer_lens
 from .runtime.weights_file import load, save
@@ -36,7 +40,7 @@ from .runtime.weights_file import load, save
 __all__ = [
     "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "format_error",
     "parse_program", "load_program", "compile", "save", "load", "run", "complete", "logits",
-    "evaluate", "OpCounter", "count_flops", "to_transformer_lens", "tl_tokens",
+    "evaluate", "evaluate_all", "trace", "OpCounter", "count_flops", "to_transformer_lens", "tl_tokens",
 ]
 
 

@@ -324,6 +324,16 @@ class Program:
         """Every node the output depends on, each once, children before parents."""
         return topological_order(self.output)
 
+    def __repr__(self) -> str:
+        from .tools.program_view import program_repr  # the view lives with the other inspection tools
+
+        return program_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .tools.program_view import program_html
+
+        return program_html(self)
+
 
 def topological_order(root: Node) -> list[Node]:
     """The nodes reachable from `root`, each once, every node after its children."""

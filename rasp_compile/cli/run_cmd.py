@@ -3,7 +3,7 @@
 Without a report flag, a causal model whose outputs are tokens of its own vocab completes INPUT
 (`--steps N`) and prints `INPUT :: CONTINUATION`; any other model prints its output per position.
 The reports: `--accuracy` (accuracy.py), `--score TEXT` (score.py), `--flops` (flops_report.py),
-`--trace` (trace_report.py). WEIGHTS may also be a `.rasp` program, compiled on the fly.
+`--trace` (trace_report.py), `--html` (html_cmd.py). WEIGHTS may also be a `.rasp` program, compiled on the fly.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from rich.table import Table
 
 from ..runtime.forward import can_complete, complete, predict
 from ..runtime.model import Model
-from . import accuracy, flops_report, score, trace_report
+from . import accuracy, flops_report, html_cmd, score, trace_report
 from .compile_cmd import file_name
 from .common import CliError, Parser, load_model, make_console, print_json, run_edge, whole_number
 from .tokens import join_tokens, split_input, value_text
@@ -26,7 +26,8 @@ USAGE = """%(prog)s WEIGHTS INPUT [--steps N] [--json]
        %(prog)s WEIGHTS --accuracy [--samples N] [--seed S] [--json]
        %(prog)s WEIGHTS --score TEXT [--skip K] [--json]
        %(prog)s WEIGHTS INPUT --flops [--json]
-       %(prog)s WEIGHTS INPUT --trace [--json]"""
+       %(prog)s WEIGHTS INPUT --trace [--json]
+       %(prog)s WEIGHTS INPUT --html REPORT.html"""
 
 
 class IntermixedParser(Parser):
@@ -55,6 +56,8 @@ def build_parser() -> Parser:
                          help="FLOPs of this prediction, beside the direct rule's operations")
     reports.add_argument("--trace", action="store_true",
                          help="the residual stream decoded per layer, and attention heatmaps")
+    reports.add_argument("--html", type=html_cmd.html_path, metavar="REPORT.html",
+                         help="write a self-contained page: source, decoded residual stream, attention, weights")
     parser.add_argument("--skip", type=int, default=0, metavar="K",
                         help="with --score: predictions not counted at the start (default 0)")
     parser.add_argument("--samples", type=whole_number(accuracy.EXHAUSTIVE_LIMIT), default=accuracy.DEFAULT_SAMPLES,
@@ -91,6 +94,8 @@ def _run(args) -> int:
         return _show(args, flops_report.measure(model, args.weights, tokens), flops_report.render)
     if args.trace:
         return _show(args, trace_report.measure(model, tokens), trace_report.render)
+    if args.html is not None:
+        return _show(args, html_cmd.write(model, args.weights, tokens, args.html), html_cmd.render)
     if args.steps is not None:
         _needs_completion(model, "--steps")
     return _show(args, outputs(model, tokens, args.steps or DEFAULT_STEPS), render_outputs)

@@ -1,113 +1,124 @@
-"""`rasp-run WEIGHTS INPUT --trace`: what the model computes, as a teacher shows it.
+"""`rasp-run WEIGHTS INPUT --trace`: what the model computes, as a teacher shows it (docs/inspect.md).
 
-After the embedding and after each sub-layer, the residual stream decoded back into named s-op
-values at every token position, from `meta.residual`: the `label:value` dimensions of one label
-form a categorical s-op, shown as the value of its largest dimension when that exceeds 0.5 and
-`none` otherwise; a dimension named without a value is a numerical s-op, shown as its number;
-`bos` is hidden. Rows an s-op's sub-layer wrote are marked; the last stage is the read-out's
-prediction, under the output's name. Then each head's attention pattern as
-a heatmap: query rows x key columns, the BOS column labelled.
+First every head, named by the select it computes (meta.heads; "unknown" for a file without
+it). Then one table: each residual variable at every token, read back from the residual stream
+(tools/decode.py: a one-hot as its value, a number as the value it stands for, float noise as 0),
+with the sub-layer(s) that wrote it, in the order they were written; the last row is the
+prediction under the output's name. Then each head's attention pattern, titled with its select:
+query rows x key columns, the BOS key column labelled. Labels are never wrapped mid-word; the
+BOS position and the `bos` dimension are hidden.
+
+`--json` gives the same as data: `positions`, `first_token` (1 when position 0 is BOS), `heads`,
+`stages` (each with `stage`, `written` and the decoded `values` of every variable) and
+`attention` (each head's `layer`, `head`, `title` and full pattern, BOS row and column included).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from rich.markup import escape
 from rich.table import Table
 
-from ..runtime.forward import encode, predict, trace
 from ..runtime.model import Model
+from ..safe_text import terminal_safe
+from ..tools.decode import AMBIGUOUS, decode
+from ..tools.trace import Trace
 from .common import check_one_pass
 from .tokens import value_text
 
-BOS_LABEL = "bos"
-ONE_HOT_THRESHOLD = 0.5  # a categorical dimension this high is the value; all below: none
-WRITTEN_TOLERANCE = 1e-6  # a change above this means the sub-layer wrote the s-op
-
-
-def residual_groups(model: Model) -> dict[str, list[tuple[int, str | None]]]:
-    """label -> its (dimension, value text) pairs; value text None for a numerical s-op.
-    Without meta.residual every dimension is its own numerical `d<i>`."""
-    labels = model.meta.get("residual") or [f"d{i}" for i in range(model.d_model)]
-    groups: dict[str, list[tuple[int, str | None]]] = {}
-    for dim, label in enumerate(labels):
-        if label != BOS_LABEL:
-            name, colon, value = label.partition(":")
-            groups.setdefault(name, []).append((dim, value if colon else None))
-    return groups
-
-
-def decode(x: np.ndarray, groups: dict) -> dict[str, list[str]]:
-    """[n, d_model] residual -> label -> the value text at each of the n positions."""
-    decoded = {}
-    for label, dims in groups.items():
-        columns = x[:, [dim for dim, _ in dims]]  # [n, len(dims)]
-        if dims[0][1] is None:
-            decoded[label] = [f"{v:.4g}" for v in columns.sum(axis=1)]
-        else:
-            decoded[label] = [dims[int(np.argmax(row))][1] if row.max() > ONE_HOT_THRESHOLD else "none"
-                              for row in columns]
-    return decoded
+READ_OUT = "read-out"
+SHOWN_WEIGHT = 0.005  # a pattern weight below this is a blank cell
 
 
 def measure(model: Model, tokens: list) -> dict:
-    """The decoded stream per stage (embedding, then each present sub-layer) and every pattern."""
+    """The decoded stream per stage (embedding, then each present sub-layer, then the read-out),
+    every head's description and every pattern."""
     check_one_pass(model, tokens, "--trace")
-    ids = np.array([encode(model, tokens)])
-    first = ids.shape[1] - len(tokens)  # 1 when position 0 is BOS
-    groups = residual_groups(model)
-    steps = trace(model, ids)  # first: it refuses a model whose numbers overflow, embedding included
-    x = model.params["wte"][ids[0]] + model.params["wpe"][: ids.shape[1]]  # [n, d_model]
-    stages = [_stage("embedding", np.zeros_like(x), x, groups, first)]
-    attention = []
-    for i, (layer, step) in enumerate(zip(model.meta["layers"], steps)):
-        for sublayer, key, present in (("attention", "after_attn", layer["n_head"]),
-                                       ("MLP", "after_mlp", layer["d_mlp"])):
-            if present:
-                stages.append(_stage(f"layer {i} {sublayer}", x, step[key][0], groups, first))
-                x = step[key][0]
-        attention += [{"layer": i, "head": h, "pattern": np.round(pattern, 4).tolist()}
-                      for h, pattern in enumerate(step["attn_patterns"][0])]
-    stages.append(_readout_stage(model, tokens, stages[-1]))
-    positions = ["BOS"] * first + [f"{i}:{value_text(t)}" for i, t in enumerate(tokens)]
-    return {"positions": positions, "first_token": first, "stages": stages, "attention": attention}
+    t = Trace(model, tokens)
+    writes = t.writes()
+    stages = []
+    for i, stage in enumerate(t.stages):
+        x = stage.x[t.first:]
+        stages.append({"stage": stage.name, "written": [name for name, at in writes.items() if i in at],
+                       "values": {name: decode(variable, x) for name, variable in t.variables.items()}})
+    stages.append({"stage": READ_OUT, "written": [t.output_name],
+                   "values": {**stages[-1]["values"], t.output_name: list(t.output)}})
+    attention = [{"layer": head.layer, "head": head.head, "title": head.title,
+                  "pattern": np.round(t.patterns[head.layer][head.head], 4).tolist()} for head in t.heads]
+    heads = [{"layer": h.layer, "head": h.head, "title": h.title, "place": h.place, "definitions": h.definitions}
+             for h in t.heads]
+    return {"positions": list(t.positions), "first_token": t.first, "heads": heads, "stages": stages,
+            "attention": attention}
 
 
-def _readout_stage(model: Model, tokens: list, last: dict) -> dict:
-    """The prediction `unembed` reads at each position, under the output's name: the output
-    s-op may have no dimensions of its own when the read-out computes it from its inputs."""
-    name = model.meta["output"].get("name") or "output"
-    predicted = [value_text(v) for v in predict(model, [tokens])[0]]
-    return {"stage": "read-out", "written": [name], "values": {**last["values"], name: predicted}}
+def _safe(text: str) -> str:
+    """Outside text for a rich console: terminal-safe, and no markup."""
+    return escape(terminal_safe(text))
 
 
-def _stage(name: str, before: np.ndarray, after: np.ndarray, groups: dict, first: int) -> dict:
-    """One stage: the decoded values at token positions and the labels this stage wrote."""
-    written = [label for label, dims in groups.items()
-               if np.abs(after - before)[:, [d for d, _ in dims]].max() > WRITTEN_TOLERANCE]
-    return {"stage": name, "written": written, "values": decode(after[first:], groups)}
+def _shown(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return "?" if value == AMBIGUOUS and not isinstance(value, bool) else _safe(value_text(value))
+
+
+def _short_stage(stage: str) -> str:
+    """`layer 2 attention` -> `L2 attn`, `layer 0 MLP` -> `L0 MLP`: the written-by column stays narrow."""
+    words = stage.split()
+    if len(words) == 3 and words[0] == "layer":
+        return f"L{words[1]} {'attn' if words[2] == 'attention' else words[2]}"
+    return stage
+
+
+def _panels(widths: list[int], room: int) -> list[list[int]]:
+    """Column indices grouped so that each group's columns (3 characters of border and padding
+    each) fit in `room`: a long input continues in further tables, never squeezed mid-value."""
+    panels: list[list[int]] = [[]]
+    used = 0
+    for j, width in enumerate(widths):
+        if panels[-1] and used + width + 3 > room:
+            panels.append([])
+            used = 0
+        panels[-1].append(j)
+        used += width + 3
+    return panels
 
 
 def render(report: dict, console) -> None:
     first, positions = report["first_token"], report["positions"]
-    shown: list[str] = []  # s-ops written so far, in the order they appeared
+    tokens = [_safe(p) for p in positions[first:]]
+    console.print("[bold]heads[/]")
+    for head in report["heads"]:
+        console.print(f"  {_safe(head['place']):<11} {_safe(head['title'])}")
+        if head["definitions"]:
+            console.print(f"  {'':<11}   where {_safe(head['definitions'])}")
+    if not report["heads"]:
+        console.print("  (none)")
+    writers: dict[str, list[str]] = {}
     for stage in report["stages"]:
-        shown += [label for label in stage["written"] if label not in shown]
-        table = Table("s-op", *positions[first:], title=stage["stage"], title_justify="left")
-        for label in shown:
-            new = label in stage["written"]
-            table.add_row(("* " if new else "  ") + label, *stage["values"][label], style="bold" if new else "")
-        console.print(table)
-    console.print("* written by this sub-layer")
+        for name in stage["written"]:
+            writers.setdefault(name, []).append(_short_stage(stage["stage"]))
+    last = report["stages"][-1]["values"]
+    rows = [(_safe(name), " + ".join(stages), [_shown(v) for v in last[name]]) for name, stages in writers.items()]
+    label_width = max((len(r[0]) for r in rows), default=4) + max((len(r[1]) for r in rows), default=10) + 7
+    widths = [max(len(token), *(len(r[2][j]) for r in rows)) for j, token in enumerate(tokens)]
+    for panel in _panels(widths, max(console.width - label_width, 10)):
+        table = Table("s-op", "written by", *(tokens[j] for j in panel), title_justify="left",
+                      title="s-ops at each token, read back from the residual stream")
+        for name, stages, values in rows:
+            table.add_row(name, stages, *(values[j] for j in panel), style="bold" if stages == READ_OUT else "")
+        console.print(table, no_wrap=True, crop=False)
     for head in report["attention"]:
-        heatmap = Table("query \\ key", *positions, title=f"layer {head['layer']} head {head['head']} attention",
-                        title_justify="left")
-        for label, row in zip(positions[first:], head["pattern"][first:]):
+        console.print(f"[bold]{_safe(head['title'])}[/]")
+        heatmap = Table("query \\ key", *(_safe(p) for p in positions), box=None, padding=(0, 1))
+        for label, row in zip(tokens, head["pattern"][first:]):
             heatmap.add_row(label, *(_cell(w) for w in row))
-        console.print(heatmap)
+        console.print(heatmap, crop=False)
 
 
 def _cell(weight: float) -> str:
-    """A weight as a shaded cell: darker for 0, lighter towards 1, blank below 0.005."""
+    """A weight as a shaded cell: darker for 0, lighter towards 1, blank below SHOWN_WEIGHT."""
     shade = int(40 + 215 * weight)
     ink = "black" if shade > 128 else "white"
-    return f"[{ink} on rgb({shade},{shade},{shade})]{'' if weight < 0.005 else f'{weight:.2f}':>4}[/]"
+    text = "" if weight < SHOWN_WEIGHT else "1" if weight > 1 - SHOWN_WEIGHT else f"{weight:.2f}".lstrip("0")
+    return f"[{ink} on rgb({shade},{shade},{shade})]{text:>4}[/]"

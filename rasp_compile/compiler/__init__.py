@@ -25,6 +25,7 @@ from ..runtime.model import Model, validate
 from .assemble import assemble
 from .budget import check_budget, check_vocab_budget
 from .graph import build_graph
+from .head_meta import describe_model
 from .layout import lay_out
 from .precision import check_precision
 from .schedule import schedule
@@ -76,6 +77,7 @@ def compile_program(
         graph, layout = _graph_within_budget(program, value_sets, enabled, dtype)
         embeds, blocks = schedule(graph)
         model = assemble(graph, embeds, blocks, layout, dtype, prune="prune" in enabled)
+        model.meta.update(describe_model(graph, blocks))  # meta.heads and meta.sops (docs/inspect.md)
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
     validate(model)
     return model

@@ -88,6 +88,23 @@ class Model:
         top = {key: array for key, array in self.params.items() if not key.startswith("blocks.")}
         return {**top, "blocks": self.blocks()}
 
+    def head(self, layer: int, head: int):
+        """Head `head` of layer `layer`: labelled W_Q, W_K, W_V, W_O and its QK and OV forms, the
+        biases folded in (tools/heads.py)."""
+        from ..tools.heads import head_weights
+
+        return head_weights(self, layer, head)
+
+    def __repr__(self) -> str:
+        from ..tools.model_view import model_repr
+
+        return model_repr(self)
+
+    def _repr_html_(self) -> str:
+        from ..tools.model_view import model_html
+
+        return model_html(self)
+
 
 def n_params(model: Model) -> int:
     """Total number of weights (every array element)."""

@@ -242,3 +242,32 @@ def _conflict(node: ir.Aggregate, selected: list, xs: list, q: int) -> RaspRunti
         f"at query position {q} on input {xs!r}; a categorical aggregate must select one value",
         node.loc,
     )
+
+
+def evaluate_all(program: ir.Program, tokens: Sequence[ir.Value]) -> dict:
+    """Every named s-op's values and every named selector's matrix on one input, as `evaluate`
+    computes them: name -> a list of n values (None for none) for an s-op, an [n_query, n_key]
+    bool array for a selector (keys after the query are False in a causal program). Names are
+    the program's bound names (an IR program's labels; the first node of a label wins); the
+    output is also under `program.output_name`."""
+    import numpy as np  # only here: the interpreter itself is plain Python
+
+    vocab = {value: value for value in reversed(program.vocab)}
+    xs = _checked_input(program, vocab, tokens)
+    named: dict = {}
+    env: dict = {}
+    for node in program.nodes():
+        env[node] = _step(node, env, xs, program.causal, {}, None) if xs else []
+        if node.label and node.label not in named:
+            named[node.label] = node
+    values = {}
+    for name, node in named.items():
+        if isinstance(node, ir.Selector):
+            matrix = np.zeros((len(xs), len(xs)), dtype=bool)
+            for q, row in enumerate(env[node]):
+                matrix[q, : len(row)] = row
+            values[name] = matrix
+        else:
+            values[name] = list(env[node])
+    values[program.output_name] = list(env[program.output])
+    return values

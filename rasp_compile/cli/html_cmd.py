@@ -1,0 +1,69 @@
+"""`rasp-run WEIGHTS INPUT --html REPORT.html`: write the inspection page of one input (docs/inspect.md).
+
+The page (tools/html_report.py) is one self-contained file: the program's source, the residual
+stream decoded into s-ops after every sub-layer, each head's attention heatmap titled with the
+select it computes, and the labelled weight matrices. It never replaces the file it reads: a
+REPORT path naming WEIGHTS (or a link to it) is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from rich.markup import escape
+
+from ..errors import special_file
+from ..runtime.model import Model
+from ..safe_text import terminal_safe
+from ..tools.html_report import report
+from ..tools.trace import Trace
+from .common import CliError, check_one_pass
+from .tokens import join_tokens
+
+
+def html_path(text: str) -> str:
+    """argparse type: a file a report can be written to (not a directory, FIFO or device; in a
+    directory that exists), checked before the model is loaded."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file name, got ''")
+    path = Path(text)
+    special = special_file(path)
+    if special:
+        raise argparse.ArgumentTypeError(f"{text} is {special}, not a file to write a report to")
+    try:
+        parent_exists = path.parent.is_dir()
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"{text}: {error.strerror or error}") from None
+    if not parent_exists:
+        raise argparse.ArgumentTypeError(f"{text}: no such directory {str(path.parent)!r}")
+    return text
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # the report does not exist yet
+        return False
+
+
+def write(model: Model, weights: str, tokens: list, out: str) -> dict:
+    """Write the report of `tokens` to `out`; CliError when `out` is the weights file itself."""
+    if _same_file(out, weights):
+        raise CliError(f"error: --html {terminal_safe(out)} names the input file {terminal_safe(weights)}; "
+                       "refusing to overwrite it "
+                       "(choose another name for the report)")
+    check_one_pass(model, tokens, "--html")
+    text = report(Trace(model, tokens), title=f"{Path(weights).name}: {join_tokens(model, tokens)}")
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as error:
+        raise CliError(f"error: cannot write {terminal_safe(out)}: {error.strerror or error}") from None
+    return {"html": out, "bytes": len(text.encode("utf-8"))}
+
+
+def render(written: dict, console) -> None:
+    console.print(f"wrote {escape(terminal_safe(written['html']))} ({written['bytes'] / 1024:.0f} KB)",
+                  highlight=False)

@@ -1,0 +1,169 @@
+"""head_meta: what each head computes and what each residual variable holds, for the weights
+file's meta (docs/inspect.md, "What the file records").
+
+`describe_model(graph, blocks)` returns two meta entries:
+
+    heads   per layer, per head (in c_attn's order): the s-op the head computes (`sop`, its
+            `line`/`col`), its `kind` (categorical / numerical aggregate, or the attention half
+            of a selector_width, `width`), the `select` it scores as the program writes it, each
+            `select(keys, queries, predicate)` inside it with its place (`selects`), the residual
+            variables its query and key read (`q_reads`, `k_reads`), the one it averages
+            (`value`) and the one it writes (`writes`); `part` [k, n] for one of n split heads.
+    sops    per residual variable (its label, as in meta.residual): `encoding`, `may_be_none`,
+            and its `values` with the dimension `labels` holding them (categorical), or its
+            `values` when there are at most MAX_LISTED_VALUES (numerical; omitted beyond);
+            `read_out` on the variables unembed reads.
+
+An Attend op is matched to the program's aggregate or selector_width by its output variable:
+the variable keeps the node's place (`loc`) and its label starts with the node's name (the
+compiler adds `_2`, `.part0`, `.bos_share` to it), taking the nodes in program order.
+
+Reads: graph.program, graph.ops (each op's `out`), Attend's `kind`, `out`, `value` and
+`score.columns` (which variables q and k read), Var's `label`, `encoding`, `values`,
+`may_be_none`, `loc`; graph.readout.inputs (the variables unembed reads); blocks[i].heads (the
+heads of layer i, in assemble's order).
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from .ops import CONSTANT, Attend, Graph, dim_label
+from .schedule import Block
+
+MAX_LISTED_VALUES = 1000
+"""A numerical variable's values are listed in meta (so a report snaps a decoded number to the
+value it stands for) up to this many; a longer list would only grow the file."""
+
+KIND_NAMES = {ir.Aggregate: "aggregate", ir.SelectorWidth: "selector_width", ir.Length: "length"}
+SUFFIXES = ("_", ".part", ".bos_share")  # what the compiler appends to an s-op's name
+
+
+def describe_model(graph: Graph, blocks: list[Block]) -> dict:
+    """{"heads": [[head description, ...] per layer], "sops": {label: description}}."""
+    attends = [op for op in graph.ops if isinstance(op, Attend)]
+    sources = _sources(attends, graph.program)
+    heads = [[_head(op, sources.get(op), graph.program) for op in block.heads] for block in blocks]
+    parts: dict = {}
+    for layer in heads:
+        for head in layer:
+            if head.get("part") is not None:
+                parts.setdefault(head["sop"], []).append(head)
+    for split in parts.values():
+        for k, head in enumerate(split):
+            head["part"] = [k, len(split)]
+    sops = {op.out.label: _variable(op.out) for op in graph.ops}
+    for var in graph.readout.inputs:
+        sops.get(var.label, {})["read_out"] = True
+    return {"heads": heads, "sops": sops}
+
+
+def _sources(attends: list[Attend], program: ir.Program) -> dict:
+    """Each Attend op -> the aggregate / selector_width / length node it computes, when found."""
+    candidates = [node for node in program.nodes() if type(node) in KIND_NAMES]
+    taken: set[int] = set()
+    found = {}
+    for op in attends:
+        label = op.out.label
+        kinds = (ir.SelectorWidth, ir.Length) if op.kind == "width" else (ir.Aggregate,)
+        reusable = ".part" in label  # the split heads of one aggregate share it
+        for node in candidates:
+            name = node.label or KIND_NAMES[type(node)].replace("_", "")  # the compiler's default label
+            if (isinstance(node, kinds) and node.loc == op.out.loc and (reusable or id(node) not in taken)
+                    and (label == name or label.startswith(tuple(name + s for s in SUFFIXES)))):
+                found[op] = node
+                taken.add(id(node))
+                break
+    return found
+
+
+def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict:
+    head = {
+        "kind": op.kind,
+        "writes": op.out.label,
+        "value": op.value.label if op.value is not None else None,
+        "q_reads": _reads(op, "q"),
+        "k_reads": _reads(op, "k"),
+        "part": [0, 1] if ".part" in op.out.label else None,
+    }
+    if node is None:
+        return {**head, "sop": op.out.label, "line": None, "col": None, "select": None, "selects": []}
+    selector = node.selector if not isinstance(node, ir.Length) else ir.Select(ir.tokens, ir.tokens, "true")
+    return {
+        **head,
+        "sop": program.output_name if node is program.output else _name(node),
+        "line": node.loc.line if node.loc else None,
+        "col": node.loc.col if node.loc else None,
+        "select": _selector_text(selector, top=True),
+        "selects": [_select(s) for s in _selects(selector)],
+    }
+
+
+def _reads(op: Attend, side: str) -> list[str]:
+    """The labels of the variables one side of the head reads (its linear forms' features)."""
+    forms = [getattr(column, side) for column in op.score.columns]
+    return list(dict.fromkeys(f[0].label for form in forms for f in form if f is not CONSTANT))
+
+
+def _name(node: ir.Node) -> str:
+    """A node as the program names it: its label, else its kind and place."""
+    if node.label:
+        return node.label
+    kind = KIND_NAMES.get(type(node)) or type(node).__name__.lower()
+    return f"<{kind} at {node.loc.line}:{node.loc.col}>" if node.loc else f"<{kind}>"
+
+
+def _predicate(select: ir.Select) -> str:
+    return select.predicate if isinstance(select.predicate, str) else select.predicate.text
+
+
+def _selector_text(selector: ir.Selector, top: bool = False) -> str:
+    """`select(tokens, tokens, ==) and earlier`: named selectors inside by name, the top one written out."""
+    if selector.label and not top:
+        return selector.label
+    if isinstance(selector, ir.Select):
+        return f"select({_name(selector.keys)}, {_name(selector.queries)}, {_predicate(selector)})"
+    if isinstance(selector, ir.SelectNot):
+        return f"not {_selector_text(selector.inner)}"
+    word = "and" if isinstance(selector, ir.SelectAnd) else "or"
+    text = f"{_selector_text(selector.first)} {word} {_selector_text(selector.second)}"
+    return text if top else f"({text})"
+
+
+def _selects(selector: ir.Selector) -> list[ir.Select]:
+    """The selects a selector combines (not those inside the s-ops they compare), left to right."""
+    if isinstance(selector, ir.Select):
+        return [selector]
+    return [s for part in selector.children() for s in _selects(part)]
+
+
+def _select(select: ir.Select) -> dict:
+    return {
+        "name": select.label,
+        "keys": _name(select.keys),
+        "queries": _name(select.queries),
+        "predicate": _predicate(select),
+        "line": select.loc.line if select.loc else None,
+        "col": select.loc.col if select.loc else None,
+    }
+
+
+def _variable(var) -> dict:
+    """How a residual variable is laid out, and the values it holds (JSON: tuples as lists)."""
+    described = {"encoding": var.encoding, "may_be_none": bool(var.may_be_none)}
+    if var.encoding == ir.CATEGORICAL:
+        described["values"] = [_json(v) for v in var.values]
+        described["labels"] = [dim_label(var.label, v) for v in var.values]
+    elif len(var.values) <= MAX_LISTED_VALUES:
+        described["values"] = [_json(v) for v in var.values]
+    return described
+
+
+def _json(value):
+    """A value as JSON holds it: a tuple (a joint variable's) as a list, numbers and strings as they are."""
+    if isinstance(value, tuple):
+        return [_json(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    return float(value)

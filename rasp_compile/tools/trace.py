@@ -1,0 +1,184 @@
+"""`trace(model, tokens)`: one forward pass kept whole, to look at.
+
+    t = rc.trace(model, ["b", "a", "c"])
+    t.residual(1)          # the residual stream after layer 1: rows = positions, columns = dimensions
+    t.sop("count")         # a named s-op read back from the residual, one value per token
+    t.attention(0, 1)      # layer 0 head 1's pattern: rows = queries, columns = keys
+    t.heads                # every head, with the select it computes
+    t.output               # the model's prediction at every token
+
+Positions are labelled `BOS` (when the model has one) and `i:token`; the BOS row is part of the
+residual and of every pattern, but s-op values are given at the tokens only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import ir
+from ..errors import RaspError
+from ..frontend.lower import lower
+from ..frontend.parse import parse
+from ..runtime import forward
+from ..runtime.model import Model
+from .decode import Variable, decode, meaning, residual_labels, residual_variables
+from .heads import HeadDescription, head_descriptions
+from .html_report import trace_html
+from .labelled import LabelledArray
+
+BOS_ROW = "BOS"
+WRITTEN_TOLERANCE = 1e-6  # a change above this means the stage wrote the variable (float32 noise is ~1e-7)
+
+
+class NotInResidual(LookupError):
+    """A named s-op the residual stream does not hold (folded away, pruned, or no such name)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message; a LookupError prints it as it is
+        return self.args[0]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The residual stream [n_positions, d_model] after the embedding or one sub-layer."""
+
+    name: str  # "embedding", "layer 0 attention", "layer 0 MLP", ...
+    layer: int | None
+    x: np.ndarray
+
+
+def token_text(token) -> str:
+    """A token as a label: strings bare, other values as JSON writes them."""
+    return token if isinstance(token, str) else json.dumps(token)
+
+
+class Trace:
+    """Everything one forward pass computes on `tokens` (see the module docstring)."""
+
+    def __init__(self, model: Model, tokens: list):
+        self.model = model
+        self.tokens = list(tokens)
+        ids = np.array([forward.encode(model, self.tokens)])
+        self.first = ids.shape[1] - len(self.tokens)  # 1 when position 0 is BOS
+        steps = forward.trace(model, ids)
+        x = model.params["wte"][ids[0]] + model.params["wpe"][: ids.shape[1]]
+        self.stages = [Stage("embedding", None, x)]
+        self.patterns = []  # per layer: [head, n, n]
+        for i, (layer, step) in enumerate(zip(model.meta["layers"], steps)):
+            if layer["n_head"]:
+                self.stages.append(Stage(f"layer {i} attention", i, step["after_attn"][0]))
+            if layer["d_mlp"]:
+                self.stages.append(Stage(f"layer {i} MLP", i, step["after_mlp"][0]))
+            self.patterns.append(step["attn_patterns"][0])
+        self.after_layer = [step["after_mlp"][0] for step in steps]
+        self.positions = tuple([BOS_ROW] * self.first + [f"{i}:{token_text(t)}" for i, t in enumerate(self.tokens)])
+        self.labels = tuple(residual_labels(model.meta, model.d_model))
+        self.variables: dict[str, Variable] = residual_variables(model.meta, model.d_model)
+        self.head_table = head_descriptions(model.meta)
+        self.output = self._predicted()
+        self._writes: dict[str, list[int]] | None = None
+
+    def _predicted(self) -> list:
+        """The model's prediction at each token; a numerical one as the value it stands for (the
+        read-out variable's nearest value, meta.sops), not float32's approximation of it."""
+        predicted = forward.predict(self.model, [self.tokens])[0] if self.tokens else []
+        if self.model.meta["output"]["encoding"] != "numerical":
+            return predicted
+        read = [v for v in self.variables.values() if v.encoding == "numerical" and v.read_out]
+        numbers = read[0].numbers if len(read) == 1 else ()
+        return [meaning(v, numbers) for v in predicted]
+
+    @property
+    def heads(self) -> list[HeadDescription]:
+        """Every head, layer by layer, with the select it computes."""
+        return [head for layer in self.head_table for head in layer]
+
+    @property
+    def output_name(self) -> str:
+        return self.model.meta["output"].get("name") or "output"
+
+    def residual(self, layer: int | str) -> LabelledArray:
+        """The residual stream after block `layer` (both sub-layers), or "embedding" before any:
+        rows = positions, columns = the labelled dimensions of meta.residual."""
+        if layer == "embedding":
+            return LabelledArray(self.stages[0].x, self.positions, self.labels, "residual after the embedding")
+        if not isinstance(layer, int) or not 0 <= layer < len(self.after_layer):
+            raise IndexError(f"layer {layer!r} out of range: the model has {len(self.after_layer)} layers "
+                             "(or ask for \"embedding\")")
+        return LabelledArray(self.after_layer[layer], self.positions, self.labels, f"residual after layer {layer}")
+
+    def attention(self, layer: int, head: int) -> LabelledArray:
+        """Head `head` of layer `layer`: [n_query, n_key] weights, titled with the select it computes."""
+        if not 0 <= layer < len(self.patterns) or not 0 <= head < len(self.patterns[layer]):
+            raise IndexError(f"no head {head} in layer {layer}")
+        return LabelledArray(self.patterns[layer][head], self.positions, self.positions,
+                             self.head_table[layer][head].title, "unit")
+
+    def sop(self, name: str) -> list:
+        """The named s-op's value at each token, read from the residual stream (the output: the
+        model's prediction). NotInResidual, saying why, when the residual does not hold it."""
+        variable = self.variables.get(name)
+        if variable is None or not variable.readable:
+            if name == self.output_name:
+                return list(self.output)
+            raise NotInResidual(self._missing(name, variable))
+        return decode(variable, self.stages[-1].x[self.first:])
+
+    def sops(self) -> dict[str, list]:
+        """Every variable the residual holds readably, decoded at the last stage."""
+        return {name: decode(v, self.stages[-1].x[self.first:]) for name, v in self.variables.items() if v.readable}
+
+    def writes(self) -> dict[str, list[int]]:
+        """Each variable -> the indices into `stages` of the stages that change it (embedding: 0)."""
+        if self._writes is None:
+            self._writes = self._written()
+        return self._writes
+
+    def _written(self) -> dict[str, list[int]]:
+        written: dict[str, list[int]] = {}
+        for name, variable in self.variables.items():
+            dims = list(variable.dims)
+            previous = np.zeros_like(self.stages[0].x[:, dims])
+            written[name] = []
+            for i, stage in enumerate(self.stages):
+                if np.abs(stage.x[:, dims] - previous).max(initial=0.0) > WRITTEN_TOLERANCE:
+                    written[name].append(i)
+                previous = stage.x[:, dims]
+        return written
+
+    def _missing(self, name: str, variable: Variable | None) -> str:
+        if variable is not None:
+            lost = ", ".join("none" if v is None else str(v) for v in variable.unseen)
+            return (f"'{name}' is only partly in the residual stream: the compiler pruned the dimensions of "
+                    f"{lost} (no weight reads them), so its value cannot be read back there")
+        names = program_names(self.model.meta.get("source"))
+        if names is not None and name not in names:
+            return f"the program has no s-op named '{name}' (its names: {', '.join(sorted(names))})"
+        return (f"'{name}' is not in the residual stream: the compiler folded it away (into an embedding, the "
+                "weights of what reads it, or the read-out) or pruned it; rc.evaluate_all(program, tokens) "
+                "gives its values")
+
+    def __repr__(self) -> str:
+        return (f"<Trace of {len(self.tokens)} tokens through {len(self.after_layer)} layers, "
+                f"{len(self.heads)} heads, d_model {len(self.labels)}>")
+
+    def _repr_html_(self) -> str:
+        return trace_html(self)
+
+
+def program_names(source) -> set[str] | None:
+    """The names a model's recorded source binds to s-ops, or None when it has none that parses."""
+    if not isinstance(source, str) or not source:
+        return None
+    try:
+        program = lower(parse(source), source, "<source>")
+    except (RaspError, RecursionError):
+        return None
+    return {node.label for node in program.nodes() if isinstance(node, ir.SOp) and node.label} | {program.output_name}
+
+
+def trace(model: Model, tokens: list) -> Trace:
+    """Run `model` on `tokens` and keep every residual stream and attention pattern."""
+    return Trace(model, tokens)
