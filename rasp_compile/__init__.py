@@ -11,7 +11,12 @@ The Python API, for research code:
     rc.evaluate(program, ["a", "a", "b"])               # the reference interpreter, directly
     rc.count_flops(model, n_positions=6)                # FLOPs per component of one forward
 
-Programs can also be written in Python with `rasp_compile.ir` (tokens, indices, Map, Select, ...).
+Programs can also be written in Python with `rasp_compile.ir` (tokens, indices, Map, Select, ...),
+or with tracr's names (docs/from_tracr.md):
+
+    from rasp_compile import rasp                       # tracr's `rasp` module, over our IR
+    model = rc.compile_rasp_to_model(sop, vocab={1, 2, 3}, max_seq_len=5)
+    sop = rc.from_tracr(tracr_sop)                      # a live tracr program (extra [tracr])
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from os import PathLike
 
 import numpy as np
 
-from . import ir
+from . import ir, rasp
 from .compiler import OPTIMIZATIONS, compile_program
+from .compiling import compile_rasp_to_model
 from .errors import InputError, RaspError, WeightsError, format_error
 from .tools.flops import count_flops
 from .runtime.forward import complete, logits, predict
 from .frontend import load_program, parse_program
+from .frontend.from_tracr import from_tracr
 from .tools.interpret import OpCounter, evaluate
 from .runtime.model import Model
 from .runtime.weights_file import load, save
@@ -33,7 +40,7 @@ from .runtime.weights_file import load, save
 __all__ = [
     "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "format_error",
     "parse_program", "load_program", "compile", "save", "load", "run", "complete", "logits",
-    "evaluate", "OpCounter", "count_flops",
+    "evaluate", "OpCounter", "count_flops", "rasp", "compile_rasp_to_model", "from_tracr",
 ]
 
 
