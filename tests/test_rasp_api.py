@@ -7,11 +7,14 @@ must all agree. No tracr needed.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 import rasp_compile as rc
 from rasp_compile import ir, rasp
 from rasp_compile.errors import RaspTypeError, RaspValueError
+from rasp_compile.frontend.from_tracr import MissingExtraError
 
 import tracr_style_programs as ported
 from differential import same_value
@@ -167,3 +170,13 @@ def test_tuple_intermediates_compile_and_a_tuple_output_is_refused():
         assert rasp.evaluate(picked, xs) == expected == rc.run(model, xs)
     with pytest.raises(RaspTypeError, match="tuple values"):
         rc.compile_rasp_to_model(pair, vocab={"a", "b"}, max_seq_len=5)
+
+
+def test_without_tracr_from_tracr_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tracr", None)  # `import tracr...` now raises ImportError
+    monkeypatch.setitem(sys.modules, "tracr.rasp", None)
+    with pytest.raises(MissingExtraError) as raised:
+        rc.from_tracr(object())
+    message = str(raised.value)
+    assert "\n" not in message and "pip install 'rasp-compile[tracr]'" in message
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
