@@ -17,7 +17,7 @@ from rasp_compile.errors import RaspTypeError, RaspValueError
 from rasp_compile.frontend.from_tracr import MissingExtraError
 
 import tracr_style_programs as ported
-from differential import same_value
+from differential import assert_agree, every_input, same_value
 from tracr_style_programs import CASES, REFERENCES
 
 N_INPUTS = 24
@@ -180,3 +180,20 @@ def test_without_tracr_from_tracr_names_the_extra(monkeypatch):
     message = str(raised.value)
     assert "\n" not in message and "pip install 'rasp-compile[tracr]'" in message
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
+
+
+def test_programs_tracr_refuses_compile_here_and_agree_on_every_input():
+    """docs/from_tracr.md, "Differences": a numerical mean of values other than 0 and 1, a
+    categorical aggregate with a default, selects and sequence_maps of numerical s-ops."""
+    upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    number = rasp.numerical(rasp.tokens + 0)
+    programs = [
+        (rasp.numerical(rasp.Aggregate(upto, rasp.numerical(rasp.tokens * 1.5), default=0)), (1, 2, 3)),
+        (rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q + 1), rasp.tokens, default="z"),
+         ("a", "b", "z")),
+        (rasp.SelectorWidth(rasp.Select(number, rasp.numerical(rasp.indices + 0), rasp.Comparison.LT)), (1, 2, 3)),
+        (rasp.numerical(rasp.SequenceMap(lambda a, b: a * b, number, rasp.numerical(rasp.indices + 0))), (1, 2, 3)),
+    ]
+    for sop, vocab in programs:
+        program = ir.Program(output=sop, vocab=vocab, max_len=4)
+        assert_agree(rc.compile_rasp_to_model(sop, vocab=vocab, max_seq_len=4), program, every_input(vocab, 4))
