@@ -36,8 +36,6 @@ Value = Union[str, int, float, bool]
 CATEGORICAL = "categorical"
 NUMERICAL = "numerical"
 
-COMPARISONS = ("==", "!=", "<", "<=", ">", ">=", "true", "false")
-
 
 @dataclass(frozen=True, eq=False)
 class Fn:
@@ -70,32 +68,23 @@ def identity(value: Value) -> Value:
     return value
 
 
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+            ">=": operator.ge, "true": lambda key, query: True, "false": lambda key, query: False}
+COMPARISONS = tuple(_COMPARE)
+
+
 def compare(op: str, key: Value, query: Value) -> bool:
     """A comparison predicate, read as `key OP query` (docs/language.md, `select`)."""
-    if op == "true":
-        return True
-    if op == "false":
-        return False
-    if op == "==":
-        return key == query
-    if op == "!=":
-        return key != query
-    if op == "<":
-        return key < query
-    if op == "<=":
-        return key <= query
-    if op == ">":
-        return key > query
-    if op == ">=":
-        return key >= query
-    raise ValueError(f"unknown comparison {op!r}")
+    if op not in _COMPARE:
+        raise ValueError(f"unknown comparison {op!r}")
+    return _COMPARE[op](key, query)
 
 
 # ---------------------------------------------------------------------------------------------
 # S-ops: one value per position.
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Expression:
     """What s-ops and selectors share: an optional `label` (the name it was bound to or given by
     `.named`) and `loc` (where it was written), for messages and residual dimension names."""
@@ -115,6 +104,12 @@ class Expression:
         """A copy of this node labelled `name`; the node itself is left as it is (as in tracr)."""
         return _copy_with(self, label=name)
 
+    def __repr__(self) -> str:
+        """One short line, never the whole graph: `<Map 'opp_idx' at 0x7f..>`, `<Map x == 'a' at ..>`."""
+        fn = getattr(self, "fn", None)
+        shown = repr(self.label) if self.label else fn.text if fn else ""
+        return f"<{type(self).__name__} {shown + ' ' if shown else ''}at {id(self):#x}>"
+
 
 def _copy_with(node: Expression, **changes) -> Expression:
     """A new node (a new identity) like `node`, with some fields changed."""
@@ -124,7 +119,7 @@ def _copy_with(node: Expression, **changes) -> Expression:
     return new
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SOp(Expression):
     """A sequence operation. `encoding` is CATEGORICAL (one-hot in the residual stream) or
     NUMERICAL (one dimension holding the number).
@@ -146,22 +141,22 @@ class SOp(Expression):
         )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Tokens(SOp):
     """The input token at each position."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Indices(SOp):
     """The position 0..n-1."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Length(SOp):
     """The sequence length n (i + 1 at position i in a causal program)."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Map(SOp):
     """`fn(inner[i])` at each position."""
 
@@ -175,7 +170,7 @@ class Map(SOp):
         return (self.inner,)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SequenceMap(SOp):
     """`fn(first[i], second[i])` at each position."""
 
@@ -190,7 +185,7 @@ class SequenceMap(SOp):
         return (self.first, self.second)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Aggregate(SOp):
     """At each query, what `sop` holds at the keys `selector` selects.
 
@@ -206,7 +201,7 @@ class Aggregate(SOp):
         return (self.selector, self.sop)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SelectorWidth(SOp):
     """At each query, how many keys `selector` selects."""
 
@@ -220,7 +215,7 @@ class SelectorWidth(SOp):
 # Selectors: a boolean matrix [query, key].
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Selector(Expression):
     """`a & b`, `a | b` and `~a` combine selectors (SelectAnd, SelectOr, SelectNot)."""
 
@@ -234,7 +229,7 @@ class Selector(Expression):
         return SelectNot(self)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Select(Selector):
     """Query q selects key k when `predicate(keys[k], queries[q])` holds; `predicate` is one of
     COMPARISONS (read as `key OP query`) or an `Fn` of (key, query). Never selects where the key
@@ -260,7 +255,7 @@ class Select(Selector):
         return (self.keys, self.queries)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SelectAnd(Selector):
     first: Selector
     second: Selector
@@ -269,7 +264,7 @@ class SelectAnd(Selector):
         return (self.first, self.second)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SelectOr(Selector):
     first: Selector
     second: Selector
@@ -278,7 +273,7 @@ class SelectOr(Selector):
         return (self.first, self.second)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SelectNot(Selector):
     inner: Selector
 
