@@ -47,6 +47,7 @@ def compile_rasp_to_model(
     dtype, disabled: as in `rasp_compile.compile` (float dtype, optimisation passes to leave out).
     Raises ValueError for a BOS or PAD token in the vocab, RaspError for a program we cannot compile.
     """
+    vocab = _checked_vocab(vocab, max_seq_len)
     for role, token in (("BOS", compiler_bos), ("PAD", compiler_pad)):
         if token in vocab:
             raise ValueError(f"the compiler's {role} token {token!r} must not be in the vocab")
@@ -54,8 +55,7 @@ def compile_rasp_to_model(
         program = from_tracr(program)
     if not isinstance(program, ir.SOp):
         raise TypeError(f"compile_rasp_to_model compiles an s-op, not {type(program).__name__}")
-    tokens = tuple(sorted(set(vocab), key=lambda v: (type(v).__name__, v)))
-    whole = ir.Program(output=program, vocab=tokens, max_len=max_seq_len, causal=causal,
+    whole = ir.Program(output=program, vocab=vocab, max_len=max_seq_len, causal=causal,
                        output_name=program.label or "output")
     value_sets = infer_value_sets(whole)
     _check_output_values(program, value_sets[program])
@@ -63,6 +63,19 @@ def compile_rasp_to_model(
     model.meta["vocab"][model.meta["bos_id"]] = compiler_bos
     validate(model)
     return model
+
+
+def _checked_vocab(vocab: Iterable[ir.Value], max_seq_len: int) -> tuple:
+    """The vocab as a sorted tuple (the model's token ids follow it); ValueError for an empty
+    vocab, a token that is not a str, int, float or bool, or a max_seq_len that is not >= 1."""
+    if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int) or max_seq_len < 1:
+        raise ValueError(f"max_seq_len must be a whole number >= 1, not {max_seq_len!r}")
+    tokens = set(vocab)
+    bad = [token for token in tokens if not isinstance(token, (str, int, float))]
+    if bad or not tokens:
+        raise ValueError(f"the vocab must hold tokens (str, int, float, bool), not {bad[0]!r}" if bad
+                         else "the vocab is empty")
+    return tuple(sorted(tokens, key=lambda v: (type(v).__name__, v)))
 
 
 def _check_output_values(output: ir.SOp, values: frozenset) -> None:

@@ -158,6 +158,12 @@ def test_compile_rasp_to_model_arguments():
             rc.compile_rasp_to_model(sop, vocab={"a", "b"}, max_seq_len=4, **{role: token})
     with pytest.raises(TypeError, match="compiles an s-op"):
         rc.compile_rasp_to_model(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ), {"a"}, 3)
+    for vocab, max_seq_len, message in [((), 3, "vocab is empty"), ({"a", None}, 3, "not None"),
+                                        ({"a"}, 0, "max_seq_len"), ({"a"}, 2.5, "max_seq_len")]:
+        with pytest.raises(ValueError, match=message):
+            rc.compile_rasp_to_model(sop, vocab=vocab, max_seq_len=max_seq_len)
+    once = rc.compile_rasp_to_model(sop, vocab=(token for token in "ba"), max_seq_len=2)  # any iterable
+    assert once.meta["vocab"][:2] == ["a", "b"]
 
 
 def test_tuple_intermediates_compile_and_a_tuple_output_is_refused():
