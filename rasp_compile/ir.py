@@ -24,6 +24,7 @@ intermediate values of a sequence_map; `None` is RASP's "none" (no value).
 from __future__ import annotations
 
 import copy
+import numbers
 import operator
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
@@ -55,7 +56,10 @@ class Fn:
         inference, compilation and the interpreter all ask for the same combinations."""
         key = args + tuple(map(type, args))  # 1, 1.0 and True are equal, not the same
         if key not in self.results:
-            self.results[key] = canonical(self.call(*args))
+            result = canonical(self.call(*args))
+            if result is not None and not isinstance(result, (str, tuple, numbers.Real)):
+                raise TypeError(f"it returns {result!r}, which is no value (a str, number, bool or tuple)")
+            self.results[key] = result
         return self.results[key]
 
 

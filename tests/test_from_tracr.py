@@ -83,6 +83,70 @@ def test_constants_and_selector_combinations_convert():
         assert rc.run(model, xs) == expected, program
 
 
+def test_a_tracr_comparison_of_two_sops_is_refused_with_what_to_write():
+    """tracr's `<` takes a constant: between two s-ops it makes a map returning tracr maps."""
+    from rasp_compile.errors import RaspValueError
+
+    with pytest.raises(RaspValueError, match="compare two s-ops with a SequenceMap"):
+        rc.compile_rasp_to_model(tracr_rasp.tokens < tracr_rasp.indices, vocab={1, 2}, max_seq_len=3)
+
+
 def test_what_is_not_a_tracr_expression_is_refused_in_one_line():
     with pytest.raises(TypeError, match="converts tracr RASP expressions, not int"):
         rc.from_tracr(3)
+
+
+def random_program(r, rng):
+    """A random program over int tokens 0..3, built with the `rasp` module `r` (tracr's or ours:
+    the same calls build both). It stays where tracr's meaning and ours agree (no none reaches a
+    select; a categorical aggregate selects at most one key; a numerical mean comes last), and
+    mixes operators, maps, sequence maps, widths of combined selectors and shifts."""
+    pool = [(r.tokens, False), (r.indices, False)]  # (s-op, may be none)
+    comparisons = list(r.Comparison)
+    for _ in range(rng.randint(2, 6)):
+        (a, a_none), (b, b_none) = rng.choice(pool), rng.choice(pool)
+        c = rng.randint(1, 3)
+        kind = rng.randrange(6)
+        if kind == 0:
+            new = rng.choice([lambda s: s + c, lambda s: s - c, lambda s: s * c, lambda s: s < c,
+                              lambda s: s == c, lambda s: ~(s > c), lambda s: r.Map(lambda x: x // c, s)])(a), a_none
+        elif kind == 1 and a is not b:
+            new = rng.choice([lambda: a + b, lambda: a - b, lambda: (a == c) & (b < c),
+                              lambda: r.SequenceMap(lambda x, y: x * 2 + y, a, b)])(), a_none or b_none
+        elif kind in (2, 3) and not (a_none or b_none):
+            selector = r.Select(a, b, rng.choice(comparisons))
+            if kind == 3:
+                other = r.Select(r.indices, r.indices, rng.choice(comparisons))
+                selector = rng.choice([lambda: selector & other, lambda: selector | other, lambda: ~selector])()
+            new = r.SelectorWidth(selector), False
+        elif kind == 4:
+            new = r.Aggregate(r.Select(r.indices, r.indices, lambda k, q, d=c: k == q - d), a), True
+        else:
+            continue
+        pool.append(new)
+    last, last_none = pool[-1]
+    if not last_none and rng.random() < 0.3:
+        upto = r.Select(r.indices, r.indices, r.Comparison.LEQ)
+        last = r.numerical(r.Aggregate(upto, r.numerical(last > 1), default=0))
+    return last
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_tracr_programs_convert_and_agree_with_tracr(seed):
+    import random
+
+    from rasp_compile import rasp as ours
+
+    built = [random_program(r, random.Random(seed)) for r in (tracr_rasp, ours)]
+    vocab, max_len = (0, 1, 2, 3), 5
+    sops = [rc.from_tracr(built[0]), built[1]]
+    models = [rc.compile_rasp_to_model(sop, vocab=vocab, max_seq_len=max_len) for sop in sops]
+    numerical = tracr_rasp.is_numerical(built[0])
+    rng = random.Random(seed)
+    for _ in range(20):
+        xs = [rng.choice(vocab) for _ in range(rng.randint(1, max_len))]
+        expected = tracr_rasp.evaluate(built[0], xs)
+        for model in models:
+            got = rc.run(model, xs)
+            assert len(got) == len(expected)
+            assert all(same_value(e, g, numerical) for e, g in zip(expected, got)), (seed, xs, expected, got)

@@ -203,3 +203,9 @@ def test_programs_tracr_refuses_compile_here_and_agree_on_every_input():
     for sop, vocab in programs:
         program = ir.Program(output=sop, vocab=vocab, max_len=4)
         assert_agree(rc.compile_rasp_to_model(sop, vocab=vocab, max_seq_len=4), program, every_input(vocab, 4))
+
+
+def test_a_function_returning_no_value_is_located():
+    listy = rasp.Map(lambda x: [x], rasp.tokens)
+    with pytest.raises(RaspValueError, match=r"fails on \(1\): it returns \[1\], which is no value"):
+        rc.compile_rasp_to_model(listy, vocab={1}, max_seq_len=2)

@@ -68,9 +68,9 @@ def _convert(node, converted: dict, tracr_rasp) -> ir.Expression:
         if isinstance(node, kind):
             return ours_builtin
     if isinstance(node, tracr_rasp.Map):
-        return ir.Map(_function(node.f), *children)
+        return ir.Map(_function(node.f, tracr_rasp), *children)
     if isinstance(node, tracr_rasp.SequenceMap):  # LinearSequenceMap too: its `f` is the linear form
-        return ir.SequenceMap(_function(node.f), *children)
+        return ir.SequenceMap(_function(node.f, tracr_rasp), *children)
     if isinstance(node, tracr_rasp.Full):
         return ours.Full(node.fill)
     if isinstance(node, tracr_rasp.ConstantSOp):
@@ -89,8 +89,18 @@ def _convert(node, converted: dict, tracr_rasp) -> ir.Expression:
     raise TypeError(f"from_tracr has no rule for tracr's {type(node).__name__}")
 
 
-def _function(f) -> ir.Fn:
-    return ir.Fn(f, getattr(f, "__name__", "<python function>"))
+def _function(f, tracr_rasp) -> ir.Fn:
+    """`f`, called as it is; a tracr expression as its result (tracr's `a < b` on two s-ops makes
+    a map whose function returns one) is refused with what to write instead."""
+
+    def call(*args):
+        result = f(*args)
+        if isinstance(result, tracr_rasp.RASPExpr):
+            raise TypeError("it returns a tracr expression, not a value; tracr's comparison operators take "
+                            "a constant: compare two s-ops with a SequenceMap")
+        return result
+
+    return ir.Fn(call, getattr(f, "__name__", "<python function>"))
 
 
 def _predicate(predicate, tracr_rasp) -> str | ir.Fn:
@@ -98,7 +108,7 @@ def _predicate(predicate, tracr_rasp) -> str | ir.Fn:
     as it is, on (key, query)."""
     if isinstance(predicate, tracr_rasp.Comparison):
         return ours.Comparison[predicate.name].value
-    return _function(predicate)
+    return _function(predicate, tracr_rasp)
 
 
 def _labelled(new: ir.Expression, node, tracr_rasp) -> ir.Expression:
