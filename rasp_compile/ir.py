@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import numbers
 import operator
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
 
@@ -100,9 +101,14 @@ class Expression:
         return ()
 
     @property
+    def kind(self) -> str:
+        """The kind of node: `map`, `sequence_map`, `selector_width`, ..."""
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__).lower()
+
+    @property
     def name(self) -> str:
-        """The label, or the kind of node (`map`, `select`, ...) when it has none."""
-        return self.label or type(self).__name__.lower()
+        """The label, or the kind of node when it has none."""
+        return self.label or self.kind
 
     def named(self, name: str):
         """A copy of this node labelled `name`; the node itself is left as it is (as in tracr)."""
