@@ -34,6 +34,7 @@ from .canonical_floats import SNAP_DENOMINATOR, SNAP_TOLERANCE, canonical
 from .errors import Loc
 
 Value = Union[str, int, float, bool]
+VALUE_TYPES, VALUE_TEXT = (str, numbers.Real, tuple), "a str, number, bool or tuple"  # what a lambda may return
 
 CATEGORICAL = "categorical"
 NUMERICAL = "numerical"
@@ -58,8 +59,8 @@ class Fn:
         key = args + tuple(map(type, args))  # 1, 1.0 and True are equal, not the same
         if key not in self.results:
             result = canonical(self.call(*args))
-            if result is not None and not isinstance(result, (str, tuple, numbers.Real)):
-                raise TypeError(f"it returns {result!r}, which is no value (a str, number, bool or tuple)")
+            if result is not None and not isinstance(result, VALUE_TYPES):
+                raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
             self.results[key] = result
         return self.results[key]
 
@@ -297,9 +298,6 @@ Node = Union[SOp, Selector]
 # ---------------------------------------------------------------------------------------------
 # Operators on s-ops: a map of the s-op and a constant, or a sequence_map of two s-ops.
 
-Constant = (str, int, float, tuple)  # bool is an int
-
-
 def _operator(symbol: str, op: Callable[[Value, Value], Value], reflected: bool = False):
     """The method behind `sop SYMBOL other` (`other SYMBOL sop` when `reflected`)."""
 
@@ -307,11 +305,9 @@ def _operator(symbol: str, op: Callable[[Value, Value], Value], reflected: bool 
         if isinstance(other, SOp):
             pair = (other, self) if reflected else (self, other)
             return SequenceMap(Fn(op, f"x {symbol} y"), *pair)
-        if not isinstance(other, Constant):
-            raise TypeError(
-                f"`{symbol}` combines an s-op with a value (str, int, float, bool, tuple) or an s-op, "
-                f"not {type(other).__name__}"
-            )
+        if not isinstance(other, VALUE_TYPES):
+            kind = type(other).__name__
+            raise TypeError(f"`{symbol}` combines an s-op with a value ({VALUE_TEXT}) or an s-op, not {kind}")
         if reflected:
             return Map(Fn(lambda x: op(other, x), f"{other!r} {symbol} x"), self)
         return Map(Fn(lambda x: op(x, other), f"x {symbol} {other!r}"), self)
