@@ -32,3 +32,13 @@ def test_the_doc_lists_exactly_the_ported_library():
     listed = set(re.findall(r"`(make_\w+|shift_by|detect_pattern)`", DOC.read_text(encoding="utf-8")))
     ported = {name for name in vars(tracr_style_programs) if name.startswith(("make_", "shift_by", "detect_"))}
     assert listed == ported and len(python_blocks()) >= 2
+
+
+def test_every_name_the_doc_gives_rasp_exists():
+    from rasp_compile import rasp
+
+    section = DOC.read_text(encoding="utf-8").split("## What `rasp` provides")[1].split("\n## ")[0]
+    names = set(re.findall(r"`\.?(\w+)", section) + re.findall(r"Comparison\.(\w+)", section)) - {"rasp_compile"}
+    comparisons = {name for name in names if name.isupper()}
+    assert len(names) > 30 and comparisons == {c.name for c in rasp.Comparison}
+    assert names - comparisons - {"named"} <= set(dir(rasp)), names - comparisons - set(dir(rasp))

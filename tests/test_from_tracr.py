@@ -150,3 +150,13 @@ def test_random_tracr_programs_convert_and_agree_with_tracr(seed):
             got = rc.run(model, xs)
             assert len(got) == len(expected)
             assert all(same_value(e, g, numerical) for e, g in zip(expected, got)), (seed, xs, expected, got)
+
+
+def test_our_rasp_has_every_name_tracrs_library_uses():
+    import inspect
+    import re
+
+    from rasp_compile import rasp as ours
+
+    used = set(re.findall(r"\brasp\.(\w+)", inspect.getsource(tracr_lib)))
+    assert used and used <= set(dir(ours)), used - set(dir(ours))
