@@ -137,8 +137,8 @@ class SOp(Expression):
 
     Python operators build new s-ops (see `_operator` below): `sop == "a"`, `sop < 3`, `sop + 1`,
     `length - indices`, `a & b`, `~a`. Because `==` builds a map, s-ops are hashed and told apart
-    by identity only (`is`, sets, dicts), and an s-op has no truth value (`if sop`, `sop in list`
-    raise TypeError rather than silently comparing).
+    by identity only (`is`, sets, dicts), and an s-op has no truth value (`if sop`, or `sop in`
+    a list of other s-ops, raise TypeError rather than silently comparing).
     """
 
     encoding: str = field(default=CATEGORICAL, kw_only=True)
