@@ -16,7 +16,12 @@ The Python API, for research code:
     tl_model = rc.to_transformer_lens(model)            # the model in TransformerLens ([interop] extra)
     tl_model(rc.tl_tokens(model, [["a", "a", "b"]]))    # its logits: BOS first, as our forward takes
 
-Programs can also be written in Python with `rasp_compile.ir` (tokens, indices, Map, Select, ...).
+Programs can also be written in Python with `rasp_compile.ir` (tokens, indices, Map, Select, ...),
+or with tracr's names (docs/from_tracr.md):
+
+    from rasp_compile import rasp                       # tracr's `rasp` module, over our IR
+    model = rc.compile_rasp_to_model(sop, vocab={1, 2, 3}, max_seq_len=5)
+    sop = rc.from_tracr(tracr_sop)                      # a live tracr program (extra [tracr])
 """
 
 from __future__ import annotations
@@ -25,12 +30,14 @@ from os import PathLike
 
 import numpy as np
 
-from . import ir
+from . import ir, rasp
 from .compiler import OPTIMIZATIONS, compile_program
+from .compiling import compile_rasp_to_model
 from .errors import InputError, RaspError, WeightsError, format_error
 from .tools.flops import count_flops
 from .runtime.forward import complete, logits, predict
 from .frontend import load_program, parse_program
+from .frontend.from_tracr import from_tracr
 from .tools.interpret import OpCounter, evaluate, evaluate_all
 from .tools.trace import trace
 from .runtime.model import Model
@@ -41,6 +48,7 @@ __all__ = [
     "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "format_error",
     "parse_program", "load_program", "compile", "save", "load", "run", "complete", "logits",
     "evaluate", "evaluate_all", "trace", "OpCounter", "count_flops", "to_transformer_lens", "tl_tokens",
+    "rasp", "compile_rasp_to_model", "from_tracr",
 ]
 
 

@@ -1,33 +1,43 @@
 """The program IR: s-ops and selectors as a graph of small dataclasses.
 
 The same IR is what `.rasp` text lowers to and what research code builds directly from Python
-(the embedded API, in the spirit of tracr's `rasp` module):
+(the embedded API; `rasp_compile.rasp` gives it tracr's names):
 
     from rasp_compile import ir
     prev = ir.Aggregate(ir.Select(ir.indices, ir.indices, lambda k, q: k == q - 1), ir.tokens, default="a")
-    nxt = ir.SequenceMap(lambda p, t: "b" if p == "a" and t == "a" else "a", prev, ir.tokens)
+    nxt = ((prev == "a") & (ir.tokens == "a")).named("both_a")    # operators build maps
     program = ir.Program(output=nxt, vocab=("a", "b"), max_len=5, causal=True)
 
-Nodes compare by identity (`eq=False`): two separately built maps are two s-ops. Every node keeps
-an optional `label` (the name it was bound to) and `loc` (where it was written) for messages.
-Values are Python scalars: `str`, `int`, `float` or `bool`; `None` is RASP's "none" (no value).
+Operators on s-ops build new s-ops, as in tracr and RASPy: `sop == "a"`, `sop < 3`, `sop + 1`
+are maps, `length - indices` a sequence_map, `a & b`, `a | b`, `~a` the logical and, or, not of
+values; on selectors `&`, `|`, `~` combine them. Since `==` builds an s-op, nodes are told apart by
+identity only: they hash by identity (`eq=False`), two separately built maps are two s-ops, and an
+s-op has no truth value, so an accidental `sop in some_list` or `if a == b` raises TypeError
+instead of silently comparing. `.named(name)`, `numerical(sop)` and `categorical(sop)` return
+relabelled copies (new nodes), leaving their argument as it was.
+
+Every node keeps an optional `label` (the name it was bound to) and `loc` (where it was written)
+for messages. Values are Python scalars: `str`, `int`, `float` or `bool`, or tuples of them as the
+intermediate values of a sequence_map; `None` is RASP's "none" (no value).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
+import copy
+import numbers
+import operator
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
 
+from .canonical_floats import SNAP_DENOMINATOR, SNAP_TOLERANCE, canonical
 from .errors import Loc
 
 Value = Union[str, int, float, bool]
+VALUE_TYPES, VALUE_TEXT = (str, numbers.Real, tuple), "a str, number, bool or tuple"  # what a lambda may return
 
 CATEGORICAL = "categorical"
 NUMERICAL = "numerical"
-
-COMPARISONS = ("==", "!=", "<", "<=", ">", ">=", "true", "false")
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,52 +58,11 @@ class Fn:
         inference, compilation and the interpreter all ask for the same combinations."""
         key = args + tuple(map(type, args))  # 1, 1.0 and True are equal, not the same
         if key not in self.results:
-            self.results[key] = canonical(self.call(*args))
+            result = canonical(self.call(*args))
+            if result is not None and not isinstance(result, VALUE_TYPES):
+                raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
+            self.results[key] = result
         return self.results[key]
-
-
-SNAP_DENOMINATOR = 10**6
-SNAP_TOLERANCE = 1e-12
-
-
-def canonical(value: Value) -> Value:
-    """A float within 1e-12 (relative) of a fraction p/q with q <= 10**6 becomes that fraction's
-    float; every other value stays as it is.
-
-    Float arithmetic makes one number many (`0.1 + 0.2`, a mean of means reached two ways):
-    snapping every computed float to the simple fraction it stands for keeps one value per
-    number, in the interpreter and in value sets alike. Two such fractions are at least 1e-12
-    apart, so the snap is unambiguous.
-    """
-    if isinstance(value, float) and math.isfinite(value):
-        numerator, denominator = value.as_integer_ratio()
-        if denominator <= SNAP_DENOMINATOR:
-            return numerator / denominator  # itself (-0.0 becomes 0.0)
-        p, q = _closest_fraction(numerator, denominator, SNAP_DENOMINATOR)
-        tolerance, scale = (SNAP_TOLERANCE * max(1.0, abs(value))).as_integer_ratio()
-        if abs(p * denominator - numerator * q) * scale <= tolerance * q * denominator:
-            return p / q
-    return value
-
-
-def _closest_fraction(numerator: int, denominator: int, largest: int) -> tuple[int, int]:
-    """(p, q): the fraction closest to numerator / denominator with q <= largest, the smaller q
-    on a tie: Fraction.limit_denominator's continued-fraction search, in integers (canonical runs
-    on every float a lambda returns, and Fraction objects made it the compiler's slowest step)."""
-    p0, q0, p1, q1 = 0, 1, 1, 0
-    n, d = numerator, denominator
-    while True:
-        a = n // d
-        q2 = q0 + a * q1
-        if q2 > largest:
-            break
-        p0, q0, p1, q1 = p1, q1, p0 + a * p1, q2
-        n, d = d, n - a * d
-    k = (largest - q0) // q1
-    p2, q2 = p0 + k * p1, q0 + k * q1
-    if abs(p1 * denominator - numerator * q1) * q2 <= abs(p2 * denominator - numerator * q2) * q1:
-        return p1, q1
-    return p2, q2
 
 
 def as_fn(f: Fn | Callable[..., Value]) -> Fn:
@@ -105,60 +74,100 @@ def identity(value: Value) -> Value:
     return value
 
 
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+            ">=": operator.ge, "true": lambda key, query: True, "false": lambda key, query: False}
+COMPARISONS = tuple(_COMPARE)
+
+
 def compare(op: str, key: Value, query: Value) -> bool:
     """A comparison predicate, read as `key OP query` (docs/language.md, `select`)."""
-    if op == "true":
-        return True
-    if op == "false":
-        return False
-    if op == "==":
-        return key == query
-    if op == "!=":
-        return key != query
-    if op == "<":
-        return key < query
-    if op == "<=":
-        return key <= query
-    if op == ">":
-        return key > query
-    if op == ">=":
-        return key >= query
-    raise ValueError(f"unknown comparison {op!r}")
+    if op not in _COMPARE:
+        raise ValueError(f"unknown comparison {op!r}")
+    return _COMPARE[op](key, query)
 
 
 # ---------------------------------------------------------------------------------------------
 # S-ops: one value per position.
 
 
-@dataclass(eq=False)
-class SOp:
-    """A sequence operation. `encoding` is CATEGORICAL (one-hot in the residual stream) or
-    NUMERICAL (one dimension holding the number)."""
+@dataclass(eq=False, repr=False)
+class Expression:
+    """What s-ops and selectors share: an optional `label` (the name it was bound to or given by
+    `.named`) and `loc` (where it was written), for messages and residual dimension names."""
 
-    encoding: str = field(default=CATEGORICAL, kw_only=True)
     label: str | None = field(default=None, kw_only=True)
     loc: Loc | None = field(default=None, kw_only=True)
 
     def children(self) -> tuple[SOp | Selector, ...]:
         return ()
 
+    @property
+    def kind(self) -> str:
+        """The kind of node: `map`, `sequence_map`, `selector_width`, ..."""
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__).lower()
 
-@dataclass(eq=False)
+    @property
+    def name(self) -> str:
+        """The label, or the kind of node when it has none."""
+        return self.label or self.kind
+
+    def named(self, name: str):
+        """A copy of this node labelled `name`; the node itself is left as it is (as in tracr)."""
+        return _copy_with(self, label=name)
+
+    def __repr__(self) -> str:
+        """One short line, never the whole graph: `<Map 'opp_idx' at 0x7f..>`, `<Map x == 'a' at ..>`."""
+        fn = getattr(self, "fn", None)
+        shown = repr(self.label) if self.label else fn.text if fn else ""
+        return f"<{type(self).__name__} {shown + ' ' if shown else ''}at {id(self):#x}>"
+
+
+def _copy_with(node: Expression, **changes) -> Expression:
+    """A new node (a new identity) like `node`, with some fields changed."""
+    new = copy.copy(node)
+    for name, value in changes.items():
+        setattr(new, name, value)
+    return new
+
+
+@dataclass(eq=False, repr=False)
+class SOp(Expression):
+    """A sequence operation. `encoding` is CATEGORICAL (one-hot in the residual stream) or
+    NUMERICAL (one dimension holding the number).
+
+    Python operators build new s-ops (see `_operator` below): `sop == "a"`, `sop < 3`, `sop + 1`,
+    `length - indices`, `a & b`, `~a`. Because `==` builds a map, s-ops are hashed and told apart
+    by identity only (`is`, sets, dicts), and an s-op has no truth value (`if sop`, or `sop in`
+    a list of other s-ops, raise TypeError rather than silently comparing).
+    """
+
+    encoding: str = field(default=CATEGORICAL, kw_only=True)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError(
+            "an s-op has no truth value: `==` and `<` on s-ops build new s-ops; "
+            "tell nodes apart with `is`, or keep them in a set or dict"
+        )
+
+
+@dataclass(eq=False, repr=False)
 class Tokens(SOp):
     """The input token at each position."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Indices(SOp):
     """The position 0..n-1."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Length(SOp):
     """The sequence length n (i + 1 at position i in a causal program)."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Map(SOp):
     """`fn(inner[i])` at each position."""
 
@@ -172,7 +181,7 @@ class Map(SOp):
         return (self.inner,)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SequenceMap(SOp):
     """`fn(first[i], second[i])` at each position."""
 
@@ -187,7 +196,7 @@ class SequenceMap(SOp):
         return (self.first, self.second)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Aggregate(SOp):
     """At each query, what `sop` holds at the keys `selector` selects.
 
@@ -203,7 +212,7 @@ class Aggregate(SOp):
         return (self.selector, self.sop)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SelectorWidth(SOp):
     """At each query, how many keys `selector` selects."""
 
@@ -217,16 +226,21 @@ class SelectorWidth(SOp):
 # Selectors: a boolean matrix [query, key].
 
 
-@dataclass(eq=False)
-class Selector:
-    label: str | None = field(default=None, kw_only=True)
-    loc: Loc | None = field(default=None, kw_only=True)
+@dataclass(eq=False, repr=False)
+class Selector(Expression):
+    """`a & b`, `a | b` and `~a` combine selectors (SelectAnd, SelectOr, SelectNot)."""
 
-    def children(self) -> tuple[SOp | Selector, ...]:
-        return ()
+    def __and__(self, other: Selector) -> Selector:
+        return SelectAnd(self, other) if isinstance(other, Selector) else NotImplemented
+
+    def __or__(self, other: Selector) -> Selector:
+        return SelectOr(self, other) if isinstance(other, Selector) else NotImplemented
+
+    def __invert__(self) -> Selector:
+        return SelectNot(self)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Select(Selector):
     """Query q selects key k when `predicate(keys[k], queries[q])` holds; `predicate` is one of
     COMPARISONS (read as `key OP query`) or an `Fn` of (key, query). Never selects where the key
@@ -252,7 +266,7 @@ class Select(Selector):
         return (self.keys, self.queries)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SelectAnd(Selector):
     first: Selector
     second: Selector
@@ -261,7 +275,7 @@ class SelectAnd(Selector):
         return (self.first, self.second)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SelectOr(Selector):
     first: Selector
     second: Selector
@@ -270,7 +284,7 @@ class SelectOr(Selector):
         return (self.first, self.second)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SelectNot(Selector):
     inner: Selector
 
@@ -279,6 +293,41 @@ class SelectNot(Selector):
 
 
 Node = Union[SOp, Selector]
+
+
+# ---------------------------------------------------------------------------------------------
+# Operators on s-ops: a map of the s-op and a constant, or a sequence_map of two s-ops.
+
+def _operator(symbol: str, op: Callable[[Value, Value], Value], reflected: bool = False):
+    """The method behind `sop SYMBOL other` (`other SYMBOL sop` when `reflected`)."""
+
+    def method(self: SOp, other: SOp | Value) -> SOp:
+        if isinstance(other, SOp):
+            pair = (other, self) if reflected else (self, other)
+            return SequenceMap(Fn(op, f"x {symbol} y"), *pair)
+        if not isinstance(other, VALUE_TYPES):
+            kind = type(other).__name__
+            raise TypeError(f"`{symbol}` combines an s-op with a value ({VALUE_TEXT}) or an s-op, not {kind}")
+        if reflected:
+            return Map(Fn(lambda x: op(other, x), f"{other!r} {symbol} x"), self)
+        return Map(Fn(lambda x: op(x, other), f"x {symbol} {other!r}"), self)
+
+    return method
+
+
+_BINARY = {
+    "eq": ("==", operator.eq), "ne": ("!=", operator.ne), "lt": ("<", operator.lt), "le": ("<=", operator.le),
+    "gt": (">", operator.gt), "ge": (">=", operator.ge), "add": ("+", operator.add), "sub": ("-", operator.sub),
+    "mul": ("*", operator.mul), "truediv": ("/", operator.truediv), "floordiv": ("//", operator.floordiv),
+    "mod": ("%", operator.mod), "and": ("&", lambda x, y: x and y), "or": ("|", lambda x, y: x or y),
+}
+_REFLECTED = ("add", "sub", "mul", "truediv", "floordiv", "mod", "and", "or")  # 1 < s is s > 1
+for _name, (_symbol, _op) in _BINARY.items():
+    setattr(SOp, f"__{_name}__", _operator(_symbol, _op))
+    if _name in _REFLECTED:
+        setattr(SOp, f"__r{_name}__", _operator(_symbol, _op, reflected=True))
+SOp.__neg__ = lambda self: Map(Fn(operator.neg, "-x"), self)
+SOp.__invert__ = lambda self: Map(Fn(operator.not_, "not x"), self)  # `~` is logical not, as in tracr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,12 +340,12 @@ length = Length(label="length")
 
 def numerical(sop: SOp) -> SOp:
     """The same s-op, numerically encoded (a new node; `sop` is left as it is)."""
-    return dataclasses.replace(sop, encoding=NUMERICAL)
+    return _copy_with(sop, encoding=NUMERICAL)
 
 
 def categorical(sop: SOp) -> SOp:
     """The same s-op, categorically encoded (a new node; `sop` is left as it is)."""
-    return dataclasses.replace(sop, encoding=CATEGORICAL)
+    return _copy_with(sop, encoding=CATEGORICAL)
 
 
 @dataclass(eq=False)
