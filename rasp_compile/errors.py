@@ -1,17 +1,21 @@
 """The project's error types, and the `FILE:LINE:COL: error: MESSAGE` format of docs/language.md, "Errors".
 
 Every problem in a program surfaces as a `RaspError` carrying a source location; the command line
-prints `format_error(...)` and exits 1. Problems with inputs or weight files (not programs) are
-`InputError` / `WeightsError`: one line, exit status 2 on the command line.
+prints `format_error(...)` and exits 1. Problems with inputs, weight files or output files (not
+programs) are `InputError` / `WeightsError` / `OutputError`: one line, exit status 2 on the command
+line.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
+
+from .safe_text import terminal_safe
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,11 @@ class WeightsError(Exception):
     """A weights file that cannot be trusted (missing keys, wrong shapes, pickled objects, ...)."""
 
 
+class OutputError(Exception):
+    """An output file that must not be written: an input of the command, read-only, not a regular
+    file. One line, exit status 2 on the command line."""
+
+
 SHOWN_COLUMNS = 120
 """The widest source line an error shows whole; a longer one is cut around the caret."""
 
@@ -83,17 +92,20 @@ SHOWN_COLUMNS = 120
 def format_error(error: RaspError, source: str | None, filename: str = "<program>") -> str:
     """`FILE:LINE:COL: error: MESSAGE`, then the source line and a caret under the column.
 
-    Characters a terminal would act on (escape sequences in a string, say) are shown as `?`, in
-    the message too, and a line longer than SHOWN_COLUMNS is cut to that much around the caret,
-    with `...` where it was cut (a 200,000-token vocab is one line of 1.7 MB)."""
+    Characters a terminal would act on (escape sequences in a string, say) are shown escaped
+    (`\\x1b`, safe_text.terminal_safe), in the name and the message too, with the caret still under
+    its character; a line wider than SHOWN_COLUMNS is cut to that much around the caret, with `...`
+    where it was cut (a 200,000-token vocab is one line of 1.7 MB)."""
+    name, message = terminal_safe(filename), terminal_safe(error.message)
     if error.loc is None:
-        return f"{_printable(filename)}: error: {_printable(error.message)}"
-    head = f"{_printable(filename)}:{error.loc.line}:{error.loc.col}: error: {_printable(error.message)}"
+        return f"{name}: error: {message}"
+    head = f"{name}:{error.loc.line}:{error.loc.col}: error: {message}"
     lines = (source or "").splitlines()
     if not 1 <= error.loc.line <= len(lines):
         return head
-    text = _printable(lines[error.loc.line - 1].expandtabs(1))
-    column = max(error.loc.col, 1) - 1
+    shown = [terminal_safe(c) for c in lines[error.loc.line - 1].expandtabs(1)]  # one piece per character
+    column = sum(map(_width, shown[:max(error.loc.col, 1) - 1]))  # where the caret goes, in columns
+    text = "".join(shown)
     if len(text) > SHOWN_COLUMNS:
         start = min(max(column - SHOWN_COLUMNS // 2, 0), len(text) - SHOWN_COLUMNS)
         end = start + SHOWN_COLUMNS
@@ -102,10 +114,10 @@ def format_error(error: RaspError, source: str | None, filename: str = "<program
     return f"{head}\n{text}\n{' ' * column}^"
 
 
-def _printable(text: str) -> str:
-    """`text` with every character a terminal would not print as it is (ESC, BEL, ...) as `?`:
-    one column each, so the caret stays under its column."""
-    return "".join(c if c.isprintable() else "?" for c in text)
+def _width(piece: str) -> int:
+    """The columns a terminal gives `piece`: 2 per wide (East Asian) character, 0 per combining mark."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in piece)
 
 
 @contextmanager

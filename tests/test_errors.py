@@ -145,7 +145,7 @@ def test_format_error_shows_no_terminal_escapes_and_cuts_long_lines_around_the_c
     with pytest.raises(RaspValueError) as caught:
         parse_program(source)
     shown = format_error(caught.value, source, "prog.rasp")
-    assert "\x1b" not in shown and shown.splitlines()[1:] == ['vocab {"?[2J", "?[2J"}', " " * 15 + "^"]
+    assert "\x1b" not in shown and shown.splitlines()[1:] == ['vocab {"\\x1b[2J", "\\x1b[2J"}', " " * 18 + "^"]
     vocab = ", ".join([*(f"v{i}" for i in range(150)), "v7", *(f"v{i}" for i in range(150, 300))])
     source = f"vocab {{{vocab}}}\nmax_len 3\noutput tokens\n"
     with pytest.raises(RaspValueError) as caught:

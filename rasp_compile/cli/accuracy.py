@@ -19,6 +19,7 @@ from ..errors import RaspRuntimeError
 from ..runtime.forward import input_vocab, predict
 from ..tools.interpret import evaluate, evaluate_many
 from ..runtime.model import Model
+from ..safe_text import markup_safe
 from .common import CliError, reference_program
 from .tokens import join_tokens, same_value, value_text
 
@@ -116,13 +117,14 @@ def render(report: dict, console) -> None:
         console.print(f"{report['n_disagreeing_inputs']:,} inputs disagree; the first:")
         shown = Table("input", "expected", "got")
         for case in report["disagreements"]:
-            shown.add_row(case["input"], " ".join(case["expected"]), " ".join(case["got"]))
+            shown.add_row(*(markup_safe(text) for text in (case["input"], " ".join(case["expected"]),
+                                                          " ".join(case["got"]))))
         console.print(shown)
     if report["program_errors"]:
         errors = Table("input", "program error (the interpreter's)", title="inputs on which the program "
                        "is in error (not counted)", title_justify="left")
         for case in report["program_errors"]:
-            errors.add_row(case["input"], case["error"])
+            errors.add_row(markup_safe(case["input"]), markup_safe(case["error"]))
         console.print(errors)
 
 

@@ -20,12 +20,13 @@ import numpy as np
 
 from .. import ir
 from ..compiler import compile_program
-from ..errors import InputError, RaspError, WeightsError, format_error
+from ..errors import InputError, OutputError, RaspError, WeightsError, format_error
 from ..frontend import load_program, parse_program
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model
 from ..runtime.weights_file import load
+from ..safe_text import terminal_safe, terminal_safe_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,10 +74,10 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
     except SystemExit as done:  # --help and --version exit through argparse
         return int(done.code or 0)
     except CliError as error:
-        print(error.message, file=sys.stderr)
+        print(terminal_safe_lines(error.message), file=sys.stderr)
         return error.status
-    except (InputError, WeightsError) as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (InputError, WeightsError, OutputError) as error:
+        print(f"error: {terminal_safe(str(error))}", file=sys.stderr)
         return 2
     except RaspError as error:  # a program error outside `program_errors`: no source line to show
         print(format_error(error, None), file=sys.stderr)
@@ -86,7 +87,7 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
         return 141  # 128 + SIGPIPE: the status a shell shows for `cat` stopped by a closed pipe
     except OSError as error:  # standard output unwritable (a full disk, /dev/full)
         _quiet_stdout()
-        print(f"error: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        print(f"error: cannot write the output: {terminal_safe(str(error.strerror or error))}", file=sys.stderr)
         return 2
 
 

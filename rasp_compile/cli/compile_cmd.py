@@ -16,13 +16,15 @@ import numpy as np
 
 from .. import ir
 from ..compiler import OPTIMIZATIONS
-from ..errors import special_file
+from ..errors import OutputError, special_file
 from ..tools.flops import count_flops
 from ..frontend.infer import ValueSets
 from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model, n_nonzero, n_params
+from ..runtime.atomic_write import check_output
 from ..runtime.weights_file import save
 from .common import CliError, Parser, compile_file, make_console, print_json, run_edge, whole_number
+from ..safe_text import markup_safe
 from .tokens import value_text
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
@@ -53,6 +55,15 @@ def emit_path(text: str) -> str:
     return text
 
 
+def check_emit(emit: str, program: str) -> None:
+    """OutputError when `--emit` would overwrite the program (under any name: `./p.rasp`, a link)
+    or a file that is not writable, or names a `.rasp` file, which rasp-run would read as a program."""
+    if emit.endswith(".rasp"):
+        raise OutputError(f"--emit {emit}: a name ending in .rasp is read as a program by rasp-run; "
+                          "give the weights file another name (OUT.npz)")
+    check_output(emit, [program])
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="rasp-compile", usage="%(prog)s PROGRAM.rasp [--emit OUT.npz] [options]",
                     description="Compile a .rasp program into transformer weights.")
@@ -78,10 +89,12 @@ def _compile(args) -> int:
     if args.program is None:
         raise CliError("rasp-compile: error: PROGRAM.rasp is required (see --help)")
     disabled = tuple(OPTIMIZATIONS) if "all" in args.no_opt else tuple(args.no_opt)
+    if args.emit is not None:  # before compiling: a refusal should not wait for the compiler
+        check_emit(args.emit, args.program)
     program, model, value_sets = compile_file(args.program, args.max_len, DTYPES[args.dtype], disabled)
     if args.emit is not None:
         try:
-            save(model, args.emit)
+            save(model, args.emit, inputs=[args.program])
         except OSError as error:
             raise CliError(f"error: cannot write {args.emit}: {error.strerror or error}") from None
     report = summary(args.program, program, value_sets, model, args.emit)
@@ -125,16 +138,18 @@ def _natural(text: str):
 
 
 def render(report: dict, console) -> None:
+    """The summary as tables; every name and value from the program through markup_safe."""
     from rich.table import Table  # only the table output needs rich (common.make_console)
 
     program, model = report["program"], report["model"]
-    console.print(f"[bold]{program['name']}[/]  vocab {{{', '.join(program['vocab'])}}}  "
+    vocab = ", ".join(map(markup_safe, program["vocab"]))
+    console.print(f"[bold]{markup_safe(program['name'])}[/]  vocab {{{vocab}}}  "
                   f"max_len {program['max_len']}  {'causal' if program['causal'] else 'not causal'}  "
-                  f"output {program['output']}")
+                  f"output {markup_safe(program['output'])}")
     sops = Table("s-op", "kind", "encoding", "values", "", title="s-ops", title_justify="left")
     for sop in program["sops"]:
-        shown = ", ".join(sop["values"][:SHOWN_VALUES]) + (", …" if sop["n_values"] > SHOWN_VALUES else "")
-        name = (sop["name"] or "-") + (" (output)" if sop["output"] else "")
+        shown = ", ".join(map(markup_safe, sop["values"][:SHOWN_VALUES])) + (", …" if sop["n_values"] > SHOWN_VALUES else "")
+        name = markup_safe(sop["name"] or "-") + (" (output)" if sop["output"] else "")
         sops.add_row(name, sop["kind"], sop["encoding"], str(sop["n_values"]), shown)
     console.print(sops)
     layers = Table("layer", "heads", "d_head", "d_mlp", title="model", title_justify="left")
@@ -146,7 +161,7 @@ def render(report: dict, console) -> None:
     console.print(f"FLOPs per forward at max_len ({model['flops_positions']} positions): "
                   f"{model['flops']['total']:,}")
     if report["emitted"]:
-        console.print(f"wrote {report['emitted']}")
+        console.print(f"wrote {markup_safe(report['emitted'])}")
 
 
 if __name__ == "__main__":  # python -m rasp_compile.cli.compile_cmd

@@ -11,6 +11,7 @@ from ..tools.direct_cost import direct_rule_cost
 from ..tools.flops import CONVENTIONS, count_flops
 from ..runtime.forward import encode
 from ..runtime.model import Model
+from ..safe_text import markup_safe
 from .common import check_one_pass, program_errors, reference_program
 from .tokens import join_tokens
 
@@ -39,7 +40,7 @@ def render(report: dict, console) -> None:
     model = report["model"]
     bos = " incl. BOS" if report["bos"] else ""
     table = Table("component", "whole sequence", "last position",
-                  title=f"model FLOPs on {report['input']} ({report['n_positions']} positions{bos})",
+                  title=f"model FLOPs on {markup_safe(report['input'])} ({report['n_positions']} positions{bos})",
                   title_justify="left")
     for component in model["whole"]:
         table.add_row(component, f"{model['whole'][component]:,}", f"{model['last'][component]:,}",

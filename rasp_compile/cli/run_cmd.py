@@ -16,6 +16,7 @@ from ..runtime.forward import can_complete, complete, predict
 from ..runtime.model import Model
 from . import accuracy, flops_report, score, trace_report
 from .compile_cmd import file_name
+from ..safe_text import markup_safe, terminal_safe
 from .common import CliError, Parser, load_model, make_console, print_json, run_edge, whole_number
 from .tokens import join_tokens, split_input, value_text
 
@@ -129,11 +130,11 @@ def outputs(model: Model, tokens: list, steps: int = DEFAULT_STEPS) -> dict:
 
 def render_outputs(report: dict, console) -> None:
     if "text" in report:
-        print(report["text"])
+        print(terminal_safe(report["text"]))
         return
     table = Table("position", "input", "output")
     for i, (token, value) in enumerate(zip(report["input"], report["output"])):
-        table.add_row(str(i), value_text(token), value_text(value))
+        table.add_row(str(i), markup_safe(value_text(token)), markup_safe(value_text(value)))
     console.print(table)
 
 

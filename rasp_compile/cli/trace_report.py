@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ..runtime.forward import encode, predict, trace
 from ..runtime.model import Model
+from ..safe_text import markup_safe
 from .common import check_one_pass
 from .tokens import value_text
 
@@ -92,17 +93,18 @@ def render(report: dict, console) -> None:
     shown: list[str] = []  # s-ops written so far, in the order they appeared
     for stage in report["stages"]:
         shown += [label for label in stage["written"] if label not in shown]
-        table = Table("s-op", *positions[first:], title=stage["stage"], title_justify="left")
+        table = Table("s-op", *map(markup_safe, positions[first:]), title=stage["stage"], title_justify="left")
         for label in shown:
             new = label in stage["written"]
-            table.add_row(("* " if new else "  ") + label, *stage["values"][label], style="bold" if new else "")
+            table.add_row(("* " if new else "  ") + markup_safe(label), *map(markup_safe, stage["values"][label]),
+                          style="bold" if new else "")
         console.print(table)
     console.print("* written by this sub-layer")
     for head in report["attention"]:
-        heatmap = Table("query \\ key", *positions, title=f"layer {head['layer']} head {head['head']} attention",
+        heatmap = Table("query \\ key", *map(markup_safe, positions), title=f"layer {head['layer']} head {head['head']} attention",
                         title_justify="left")
         for label, row in zip(positions[first:], head["pattern"][first:]):
-            heatmap.add_row(label, *(_cell(w) for w in row))
+            heatmap.add_row(markup_safe(label), *(_cell(w) for w in row))
         console.print(heatmap)
 
 
