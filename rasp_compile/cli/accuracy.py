@@ -4,7 +4,9 @@ The program is `meta.source`, at the model's max_len. Inputs: every sequence of 
 when there are at most EXHAUSTIVE_LIMIT of them, else `samples` seeded random inputs (uniform
 length, then uniform tokens). Per length: sequences, positions, agreeing positions, percent.
 Inputs on which the program itself is in error (the interpreter raises RaspRuntimeError, e.g. a
-categorical aggregate selecting two values) are counted apart, not as disagreements.
+categorical aggregate selecting two values) are counted apart, not as disagreements. A source that
+cannot be the weights' program (another vocab, reference.source_mismatch) is refused; one that
+compiles to other weights than the file's is measured, and said so (reference.recompiled_differs).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from ..runtime.forward import input_vocab, predict
 from ..tools.interpret import evaluate, evaluate_many
 from ..runtime.model import Model
 from ..safe_text import markup_safe
-from .common import CliError, reference_program
+from .common import CliError
+from .reference import recompiled_differs, reference_program, source_mismatch
 from .tokens import join_tokens, same_value, value_text
 
 EXHAUSTIVE_LIMIT = 100_000
@@ -49,6 +52,10 @@ def measure(model: Model, weights_path: str, samples: int, seed: int, progress: 
     if program is None:
         raise CliError(f"error: {weights_path} holds no program source (meta.source); "
                        "--accuracy needs it to run the reference interpreter")
+    mismatch = source_mismatch(model, program)
+    if mismatch:
+        raise CliError(f"error: {weights_path}: meta.source is not the program of these weights ({mismatch}); "
+                       "--accuracy would compare the model with another program")
     mode, by_length = inputs_by_length(model, samples, seed)
     total = sum(map(len, by_length.values()))
     rows, disagreements, errors = [], [], []
@@ -77,7 +84,8 @@ def measure(model: Model, weights_path: str, samples: int, seed: int, progress: 
               for key in ("sequences", "positions", "agree", "program_errors")}
     return {"mode": mode, "seed": seed if mode == "sampled" else None, "lengths": rows,
             "total": _with_percent(totals), "disagreements": disagreements[:SHOWN_DISAGREEMENTS],
-            "n_disagreeing_inputs": len(disagreements), "program_errors": errors[:SHOWN_DISAGREEMENTS]}
+            "n_disagreeing_inputs": len(disagreements), "program_errors": errors[:SHOWN_DISAGREEMENTS],
+            "recompiles_to_other_weights": recompiled_differs(model, program)}
 
 
 def _interpret(program, batch: list) -> list:

@@ -8,7 +8,6 @@ Exit statuses: 0 success, 1 an error in a program (docs/language.md format, with
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -19,9 +18,9 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import numpy as np
 
 from .. import ir
-from ..compiler import compile_program
+from ..compiler import OPTIMIZATIONS, compile_program
 from ..errors import InputError, OutputError, RaspError, WeightsError, format_error
-from ..frontend import load_program, parse_program
+from ..frontend import load_program
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model
@@ -60,6 +59,43 @@ def whole_number(limit: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+def add_compile_flags(parser: Parser, applies: str = "") -> None:
+    """--max-len, --dtype and --no-opt, the compiler's options (`applies`: when they apply, for
+    --help). --dtype defaults to None, so that a caller can tell it was given; None is float32."""
+    parser.add_argument("--max-len", type=whole_number(MAX_LEN_LIMIT), metavar="N",
+                        help=f"{applies}override the program's max_len (1 to {MAX_LEN_LIMIT:,}, as in a program)")
+    parser.add_argument("--dtype", choices=DTYPES, help=f"{applies}weight dtype (default float32)")
+    parser.add_argument("--no-opt", action="append", default=[], metavar="NAME", choices=[*OPTIMIZATIONS, "all"],
+                        help=f"{applies}switch an optimisation pass off (repeatable; 'all' for the plain "
+                             "constructions): " + ", ".join(OPTIMIZATIONS))
+
+
+def compile_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of `compile_file` that add_compile_flags' flags give."""
+    disabled = tuple(OPTIMIZATIONS) if "all" in args.no_opt else tuple(args.no_opt)
+    return {"max_len": args.max_len, "dtype": DTYPES[args.dtype or "float32"], "disabled": disabled}
+
+
+def add_version(parser: Parser) -> None:
+    """--version: the installed package's version (looked up only when asked: a cold start stays fast)."""
+
+    class Version(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                shown = version("rasp-compile")
+            except PackageNotFoundError:  # run from a source tree that was never installed
+                shown = "unknown (not installed)"
+            print(f"{parser.prog} {shown}")
+            parser.exit()
+
+    parser.add_argument("--version", action=Version, nargs=0, help="print the version and exit")
 
 
 def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: list[str] | None) -> int:
@@ -128,28 +164,11 @@ def compile_file(
         return program, compile_program(program, dtype=dtype, disabled=disabled, value_sets=value_sets), value_sets
 
 
-def load_model(path: str) -> Model:
-    """A weights file, or a `.rasp` program compiled on the fly."""
+def load_model(path: str, **options) -> Model:
+    """A weights file, or a `.rasp` program compiled on the fly (with compile_file's `options`)."""
     if path.endswith(".rasp"):
-        return compile_file(path)[1]  # (program, model, value sets)
+        return compile_file(path, **options)[1]  # (program, model, value sets)
     return load(path)
-
-
-def reference_program(model: Model, weights_path: str) -> ir.Program | None:
-    """The program in `meta.source`, at the model's max_len; None when the file carries no source.
-    Its errors name `WEIGHTS:meta.source` (or the `.rasp` file a model was compiled from)."""
-    source = model.meta.get("source")
-    if source is None:
-        return None
-    filename = weights_path if weights_path.endswith(".rasp") else f"{weights_path}:meta.source"
-    if model.meta["max_len"] > MAX_LEN_LIMIT:  # a file may declare any; the interpreter would run for hours
-        raise WeightsError(f"{weights_path}: meta.max_len {model.meta['max_len']:,} is beyond what a program "
-                           f"may declare (1 to {MAX_LEN_LIMIT:,}): its source cannot be run at that length")
-    with program_errors(filename, source):
-        program = parse_program(source, filename)
-    if program.max_len != model.meta["max_len"]:
-        program = dataclasses.replace(program, max_len=model.meta["max_len"])
-    return program
 
 
 def check_one_pass(model: Model, tokens: list, flag: str) -> None:

@@ -12,22 +12,19 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
 
 from .. import ir
-from ..compiler import OPTIMIZATIONS
 from ..errors import OutputError, special_file
 from ..tools.flops import count_flops
 from ..frontend.infer import ValueSets
-from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model, n_nonzero, n_params
 from ..runtime.atomic_write import check_output
 from ..runtime.weights_file import save
-from .common import CliError, Parser, compile_file, make_console, print_json, run_edge, whole_number
+from .common import (CliError, Parser, add_compile_flags, add_version, compile_file, compile_options, make_console,
+                     print_json, run_edge)
 from ..safe_text import markup_safe
 from .tokens import value_text
 
-DTYPES = {"float32": np.float32, "float64": np.float64}
 SHOWN_VALUES = 6  # values listed per s-op before "…"
 
 
@@ -71,13 +68,9 @@ def build_parser() -> Parser:
     # positional before an unknown flag, so `rasp-compile --bogus` would not name --bogus.
     parser.add_argument("program", metavar="PROGRAM.rasp", nargs="?", type=file_name, help="the program to compile")
     parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (docs/format.md) to this file")
-    parser.add_argument("--max-len", type=whole_number(MAX_LEN_LIMIT), metavar="N",
-                        help=f"override the program's max_len (1 to {MAX_LEN_LIMIT:,}, as in a program)")
-    parser.add_argument("--dtype", choices=DTYPES, default="float32", help="weight dtype (default float32)")
-    parser.add_argument("--no-opt", action="append", default=[], metavar="NAME", choices=[*OPTIMIZATIONS, "all"],
-                        help="switch an optimisation pass off (repeatable; 'all' for the plain constructions): "
-                             + ", ".join(OPTIMIZATIONS))
+    add_compile_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    add_version(parser)
     return parser
 
 
@@ -88,10 +81,9 @@ def main(argv: list[str] | None = None) -> int:
 def _compile(args) -> int:
     if args.program is None:
         raise CliError("rasp-compile: error: PROGRAM.rasp is required (see --help)")
-    disabled = tuple(OPTIMIZATIONS) if "all" in args.no_opt else tuple(args.no_opt)
     if args.emit is not None:  # before compiling: a refusal should not wait for the compiler
         check_emit(args.emit, args.program)
-    program, model, value_sets = compile_file(args.program, args.max_len, DTYPES[args.dtype], disabled)
+    program, model, value_sets = compile_file(args.program, **compile_options(args))
     if args.emit is not None:
         try:
             save(model, args.emit, inputs=[args.program])

@@ -12,7 +12,8 @@ from ..tools.flops import CONVENTIONS, count_flops
 from ..runtime.forward import encode
 from ..runtime.model import Model
 from ..safe_text import markup_safe
-from .common import check_one_pass, program_errors, reference_program
+from .common import check_one_pass, program_errors
+from .reference import reference_program
 from .tokens import join_tokens
 
 DIRECT_FIELDS = ("lookups", "predicate_tests", "additions", "comparisons", "divisions", "total")

@@ -1,0 +1,95 @@
+"""The program a weights file says it implements (`meta.source`), and what it is used for: the
+reference `--accuracy` and `--flops` compare with, a check that the source fits the weights, and
+the program's own errors on the inputs the model was run on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import ir
+from ..compiler import compile_program
+from ..errors import InputError, RaspError, WeightsError, format_error
+from ..frontend import parse_program
+from ..frontend.lower import MAX_LEN_LIMIT
+from ..runtime.forward import input_vocab
+from ..runtime.model import Model, token_key
+from ..tools.interpret import evaluate_many
+from .common import CliError, DTYPES, program_errors
+
+
+def reference_program(model: Model, weights_path: str) -> ir.Program | None:
+    """The program in `meta.source`, at the model's max_len; None when the file carries no source.
+    Its errors name `WEIGHTS:meta.source` (or the `.rasp` file a model was compiled from)."""
+    source = model.meta.get("source")
+    if source is None:
+        return None
+    filename = weights_path if weights_path.endswith(".rasp") else f"{weights_path}:meta.source"
+    if model.meta["max_len"] > MAX_LEN_LIMIT:  # a file may declare any; the interpreter would run for hours
+        raise WeightsError(f"{weights_path}: meta.max_len {model.meta['max_len']:,} is beyond what a program "
+                           f"may declare (1 to {MAX_LEN_LIMIT:,}): its source cannot be run at that length")
+    with program_errors(filename, source):
+        program = parse_program(source, filename)
+    if program.max_len != model.meta["max_len"]:
+        program = dataclasses.replace(program, max_len=model.meta["max_len"])
+    return program
+
+
+def source_mismatch(model: Model, program: ir.Program) -> str | None:
+    """Why `program` (meta.source) cannot be what the weights implement, or None: it reads another
+    vocab, is causal where the model is not (or the reverse), or outputs another encoding. Any of
+    these makes a comparison meaningless (a model of another vocab agrees on a few inputs by chance)."""
+    theirs, ours = {token_key(t) for t in program.vocab}, {token_key(t) for t in input_vocab(model)}
+    if theirs != ours:
+        return "its vocab is not the model's"
+    if program.causal != model.meta["causal"]:
+        return f"it is {'' if program.causal else 'not '}causal, the model {'is' if model.meta['causal'] else 'is not'}"
+    if program.output.encoding != model.meta["output"]["encoding"]:
+        return f"its output is {program.output.encoding}, the model's {model.meta['output']['encoding']}"
+    return None
+
+
+def recompiled_differs(model: Model, program: ir.Program) -> bool:
+    """Whether a file the compiler wrote (it records meta.optimizations_off) holds other weights
+    than meta.source compiles to now, at the file's max_len, dtype and passes: edited weights,
+    another source, or another version of the compiler. False for other files (hand-made ones)."""
+    disabled = model.meta.get("optimizations_off")
+    dtype = DTYPES.get(str(model.dtype))
+    if not isinstance(disabled, list) or dtype is None:
+        return False
+    try:
+        again = compile_program(program, dtype=dtype, disabled=disabled)
+    except (RaspError, ValueError, TypeError):  # unknown pass names; a source that no longer compiles
+        return True
+    return again.params.keys() != model.params.keys() or any(
+        again.params[key].shape != array.shape or not np.array_equal(again.params[key], array)
+        for key, array in model.params.items())
+
+
+@dataclass
+class ProgramError:
+    """A program error on a concrete input: its message, and the error as shown (with source line)."""
+
+    message: str
+    shown: str
+
+
+def first_program_error(model: Model, weights_path: str, inputs: list[list]) -> ProgramError | None:
+    """The first error the reference interpreter meets running meta.source on `inputs`, or None:
+    also when there is no usable source (none, unparsable, or not fitting the weights)."""
+    try:
+        program = reference_program(model, weights_path)
+    except (CliError, WeightsError):
+        return None
+    if program is None or source_mismatch(model, program) or not inputs:
+        return None
+    try:
+        evaluate_many(program, inputs)
+    except InputError:
+        return None
+    except RaspError as error:
+        return ProgramError(error.message, format_error(error, program.source, program.filename))
+    return None
