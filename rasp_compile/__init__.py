@@ -24,7 +24,9 @@ from . import ir
 from .compiler import OPTIMIZATIONS, compile_program
 from .errors import InputError, RaspError, WeightsError, format_error
 from .tools.flops import count_flops
-from .runtime.forward import complete, logits, predict
+from .runtime.forward import complete as complete_tokens
+from .runtime.forward import logits, predict
+from .runtime.token_text import tokens_from
 from .frontend import load_program, parse_program
 from .tools.interpret import OpCounter, evaluate
 from .runtime.model import Model
@@ -50,6 +52,14 @@ def compile(
     return compile_program(program, max_len=max_len, dtype=dtype, disabled=disabled)
 
 
-def run(model: Model, tokens: list) -> list:
-    """The model's output at every position of one input (None for none)."""
-    return predict(model, [list(tokens)])[0]
+def run(model: Model, tokens: list | str) -> list:
+    """The model's output at every position of one input (None for none). Tokens are vocab values
+    or their text, as the command line reads them: `run(model, ["1", "2"])` and `run(model, "12")`
+    on a number vocab are `run(model, [1, 2])` (runtime/token_text.tokens_from)."""
+    return predict(model, [tokens_from(model, tokens)])[0]
+
+
+def complete(model: Model, tokens: list | str, steps: int = 10) -> list:
+    """The continuation of `tokens` (read as `run` reads them) by `steps` predicted tokens, for a
+    causal model whose outputs are tokens of its vocab (runtime/forward.complete)."""
+    return complete_tokens(model, tokens_from(model, tokens), steps)

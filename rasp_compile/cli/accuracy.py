@@ -24,7 +24,8 @@ from ..runtime.model import Model
 from ..safe_text import markup_safe
 from .common import CliError
 from .reference import recompiled_differs, reference_program, source_mismatch
-from .tokens import join_tokens, same_value, value_text
+from ..runtime.token_text import value_text
+from .tokens import join_tokens, same_value
 
 EXHAUSTIVE_LIMIT = 100_000
 DEFAULT_SAMPLES = 2_000

@@ -23,7 +23,7 @@ from ..runtime.weights_file import save
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_file, compile_options, make_console,
                      print_json, run_edge)
 from ..safe_text import markup_safe
-from .tokens import value_text
+from ..runtime.token_text import value_text
 
 SHOWN_VALUES = 6  # values listed per s-op before "…"
 

@@ -20,7 +20,8 @@ from ..safe_text import markup_safe, terminal_safe
 from .reference import first_program_error
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_options, 
                      load_model, make_console, print_json, run_edge, whole_number)
-from .tokens import join_tokens, split_input, value_text
+from ..runtime.token_text import split_input, value_text
+from .tokens import join_tokens
 
 DEFAULT_STEPS = 10
 MAX_STEPS = 10_000

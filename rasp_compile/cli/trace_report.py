@@ -18,7 +18,7 @@ from ..runtime.forward import encode, predict, trace
 from ..runtime.model import Model
 from ..safe_text import markup_safe
 from .common import check_one_pass
-from .tokens import value_text
+from ..runtime.token_text import value_text
 
 BOS_LABEL = "bos"
 ONE_HOT_THRESHOLD = 0.5  # a categorical dimension this high is the value; all below: none
