@@ -37,6 +37,9 @@ class RaspError(Exception):
         self.message = message
         self.loc = loc
 
+    def __str__(self) -> str:
+        return self.message  # which `attributed` may have extended
+
     @property
     def line(self) -> int | None:
         return self.loc.line if self.loc else None
@@ -133,6 +136,15 @@ def recursion_refused(loc: Loc | None) -> Iterator[None]:
             "(it reached Python's recursion limit); shorten the chain",
             loc,
         ) from None
+
+
+def attributed(error: RaspError, description: str) -> RaspError:
+    """`error`, which has no place in any text (a program built in Python has none), made to name
+    the s-op it comes from, `description` (`'prev'`, `the map`): `in 'prev': MESSAGE`, unless it
+    names it already. An error with a place is returned as it is: its caret shows the s-op."""
+    if error.loc is None and description not in error.message:
+        error.message = f"in {description}: {error.message}"
+    return error
 
 
 @contextmanager

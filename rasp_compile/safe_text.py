@@ -21,9 +21,14 @@ def terminal_safe(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+SHOWN_LINE = 1_000
+"""The longest line of a message printed whole (`terminal_safe_lines`)."""
+
+
 def terminal_safe_lines(text: str) -> str:
-    """`terminal_safe` on each line of `text`, the line breaks kept (a multi-line message)."""
-    return "\n".join(map(terminal_safe, text.split("\n")))
+    """`terminal_safe` on each line of `text`, the line breaks kept (a multi-line message), and any
+    line longer than SHOWN_LINE `shortened`: whatever an error quotes, it stays readable."""
+    return "\n".join(shortened(terminal_safe(line), SHOWN_LINE) for line in text.split("\n"))
 
 
 def markup_safe(text: str) -> str:

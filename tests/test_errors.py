@@ -184,7 +184,7 @@ def test_python_function_failure_is_named_once():
     for fn, named in [(inverse, "function inverse"), (lambda x: 1 / x, "a Python function")]:
         with pytest.raises(RaspValueError) as caught:
             infer_value_sets(ir.Program(ir.Map(fn, ir.indices), ("a",), 3))
-        assert caught.value.message == f"{named} fails on (0): division by zero"
+        assert caught.value.message == f"in the map: {named} fails on (0): division by zero"
 
 
 def test_crlf_line_ends_put_the_caret_where_lf_would():

@@ -113,10 +113,10 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
         print(terminal_safe_lines(error.message), file=sys.stderr)
         return error.status
     except (InputError, WeightsError, OutputError) as error:
-        print(f"error: {terminal_safe(str(error))}", file=sys.stderr)
+        print(f"error: {terminal_safe_lines(str(error))}", file=sys.stderr)
         return 2
     except RaspError as error:  # a program error outside `program_errors`: no source line to show
-        print(format_error(error, None), file=sys.stderr)
+        print(terminal_safe_lines(format_error(error, None)), file=sys.stderr)
         return 1
     except BrokenPipeError:  # the reader left (`rasp-run ... | head`): stop quietly
         _quiet_stdout()
