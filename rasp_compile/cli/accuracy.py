@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 from itertools import product
 
-from rich.progress import Progress
 from rich.table import Table
 
 from ..errors import RaspRuntimeError
@@ -23,6 +22,7 @@ from ..tools.interpret import evaluate, evaluate_many
 from ..runtime.model import Model
 from ..safe_text import markup_safe
 from .common import CliError
+from .progress import progress_bar, shown_after, status
 from .reference import recompiled_differs, reference_program, source_mismatch
 from ..runtime.token_text import value_text
 from .tokens import join_tokens, same_value
@@ -31,7 +31,6 @@ EXHAUSTIVE_LIMIT = 100_000
 DEFAULT_SAMPLES = 2_000
 BATCH = 4_096  # inputs per model call and interpreter call
 SHOWN_DISAGREEMENTS = 5
-PROGRESS_FROM = 20_000  # inputs: fewer finish too fast for a progress bar to help
 
 
 def inputs_by_length(model: Model, samples: int, seed: int) -> tuple[str, dict[int, list]]:
@@ -60,8 +59,9 @@ def measure(model: Model, weights_path: str, samples: int, seed: int, progress: 
     mode, by_length = inputs_by_length(model, samples, seed)
     total = sum(map(len, by_length.values()))
     rows, disagreements, errors = [], [], []
-    with Progress(transient=True, disable=not progress or total < PROGRESS_FROM) as bar:
-        task = bar.add_task("comparing", total=total)
+    bar = progress_bar(progress)
+    with shown_after(bar):
+        task = bar.add_task("comparing with the interpreter", total=total)
         for n, inputs in by_length.items():
             row = {"length": n, "sequences": len(inputs), "positions": 0, "agree": 0, "program_errors": 0}
             for start in range(0, len(inputs), BATCH):
@@ -86,7 +86,12 @@ def measure(model: Model, weights_path: str, samples: int, seed: int, progress: 
     return {"mode": mode, "seed": seed if mode == "sampled" else None, "lengths": rows,
             "total": _with_percent(totals), "disagreements": disagreements[:SHOWN_DISAGREEMENTS],
             "n_disagreeing_inputs": len(disagreements), "program_errors": errors[:SHOWN_DISAGREEMENTS],
-            "recompiles_to_other_weights": recompiled_differs(model, program)}
+            "recompiles_to_other_weights": _recompiled_differs(model, program, progress)}
+
+
+def _recompiled_differs(model: Model, program, progress: bool) -> bool:
+    with status("compiling meta.source again, to compare", progress):
+        return recompiled_differs(model, program)
 
 
 def _interpret(program, batch: list) -> list:

@@ -26,6 +26,7 @@ from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model
 from ..runtime.weights_file import load
 from ..safe_text import terminal_safe, terminal_safe_lines
+from .progress import status
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -154,21 +155,25 @@ def _text_or_none(path: str) -> str | None:
 
 
 def compile_file(
-    path: str, max_len: int | None = None, dtype=np.float32, disabled: tuple[str, ...] = ()
+    path: str, max_len: int | None = None, dtype=np.float32, disabled: tuple[str, ...] = (), progress: bool = False
 ) -> tuple[ir.Program, Model, ValueSets]:
     """The checked program of a `.rasp` file (at `max_len` if given), its compiled model,
-    without the optimisation passes named in `disabled`, and its value sets at that max_len."""
-    with program_errors(path):
+    without the optimisation passes named in `disabled`, and its value sets at that max_len.
+    `progress`: say on a terminal's stderr what is being compiled, when it takes a while."""
+    at = "" if max_len is None else f" at max_len {max_len:,}"
+    with program_errors(path), status(f"compiling {path}{at}", progress):
         program = load_program(path, max_len)
         value_sets = infer_value_sets(program)
         return program, compile_program(program, dtype=dtype, disabled=disabled, value_sets=value_sets), value_sets
 
 
 def load_model(path: str, **options) -> Model:
-    """A weights file, or a `.rasp` program compiled on the fly (with compile_file's `options`)."""
+    """A weights file, or a `.rasp` program compiled on the fly (with compile_file's `options`,
+    `progress` among them)."""
     if path.endswith(".rasp"):
         return compile_file(path, **options)[1]  # (program, model, value sets)
-    return load(path)
+    with status(f"loading {path}", options.get("progress", False)):
+        return load(path)
 
 
 def check_one_pass(model: Model, tokens: list, flag: str) -> None:

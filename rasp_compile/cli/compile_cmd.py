@@ -83,7 +83,7 @@ def _compile(args) -> int:
         raise CliError("rasp-compile: error: PROGRAM.rasp is required (see --help)")
     if args.emit is not None:  # before compiling: a refusal should not wait for the compiler
         check_emit(args.emit, args.program)
-    program, model, value_sets = compile_file(args.program, **compile_options(args))
+    program, model, value_sets = compile_file(args.program, **compile_options(args), progress=not args.json)
     if args.emit is not None:
         try:
             save(model, args.emit, inputs=[args.program])

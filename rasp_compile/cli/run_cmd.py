@@ -17,6 +17,7 @@ from ..runtime.model import Model
 from . import accuracy, flops_report, score, trace_report
 from .compile_cmd import file_name
 from ..safe_text import markup_safe, terminal_safe
+from .progress import status
 from .reference import first_program_error
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_options, 
                      load_model, make_console, print_json, run_edge, whole_number)
@@ -85,7 +86,7 @@ def _run(args) -> int:
         raise CliError(f"rasp-run: error: {'--accuracy' if args.accuracy else '--score'} "
                        f"takes no INPUT, got {args.input!r} (see --help)")
     refuse_unused_flags(args)
-    model = load_model(args.weights, **compile_options(args))
+    model = load_model(args.weights, **compile_options(args), progress=not args.json)
     if args.accuracy:
         report = accuracy.measure(model, args.weights, args.samples or accuracy.DEFAULT_SAMPLES, args.seed or 0,
                                   progress=not args.json)
@@ -94,7 +95,8 @@ def _run(args) -> int:
     if args.score is not None:
         _needs_completion(model, "--score")
         text = split_input(model, args.score)
-        report = score.measure(model, text, args.skip or 0)
+        with status(f"scoring {len(text):,} tokens", not args.json):
+            report = score.measure(model, text, args.skip or 0)
         return _show_checked(args, model, report, score.render, score.windows(model, text))
     tokens = split_input(model, args.input)
     if args.flops:
@@ -103,7 +105,8 @@ def _run(args) -> int:
         return _show_checked(args, model, trace_report.measure(model, tokens), trace_report.render, [tokens])
     if args.steps is not None:
         _needs_completion(model, "--steps")
-    report = outputs(model, tokens, args.steps or DEFAULT_STEPS)
+    with status("running the model", not args.json):
+        report = outputs(model, tokens, args.steps or DEFAULT_STEPS)
     return _show_checked(args, model, report, render_outputs, _windows(model, report))
 
 
