@@ -1,0 +1,81 @@
+"""No string from a program, a weights file or a file name reaches the terminal raw: every command
+and report is run on vocab tokens, labels, names, meta fields and file names holding ESC sequences,
+BEL, line separators, bidirectional overrides and rich markup, and everything printed must be
+printable characters and line breaks, with the markup shown as written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rasp_compile import compile
+from rasp_compile.cli import compile_cmd, run_cmd
+from rasp_compile.runtime.weights_file import save
+
+TITLE = "\x1b]0;owned\x07"  # sets the terminal window's title
+CLEAR = "\x1b[2J"
+BIDI = "\u202eba"  # shows as "ab"
+MARKUP = "[bold red]m[/]"
+HOSTILE = (TITLE, CLEAR, BIDI, MARKUP)
+
+SOURCE = ("vocab {" + ", ".join(json.dumps(t) for t in HOSTILE) + "}\nmax_len 3\ncausal\n"
+          "prev = aggregate(select(indices, indices, ==), tokens)\noutput prev\n")
+
+
+def assert_terminal_safe(text: str) -> None:
+    bad = sorted({c for c in text if not (c.isprintable() or c == "\n")})
+    assert not bad, f"raw characters reached the terminal: {bad!r}"
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> dict:
+    """A program file with a hostile name and vocab, and a weights file with hostile meta too."""
+    folder = tmp_path_factory.mktemp("hostile")
+    program = folder / f"p{CLEAR}\u2028.rasp"
+    program.write_text(SOURCE)
+    model = compile(SOURCE)
+    model.meta["residual"] = [label if label == "bos" else label + TITLE for label in model.meta["residual"]]
+    model.meta["output"]["name"] = f"out{CLEAR}{MARKUP}"
+    weights = folder / f"w{TITLE}.npz"
+    save(model, weights)
+    return {"program": str(program), "weights": str(weights), "input": " ".join(HOSTILE)}
+
+
+def run_all(capsys, main, *argv) -> str:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert status in (0, 1, 2), (status, err)
+    assert "Traceback" not in err
+    return out + err
+
+
+def test_every_report_on_hostile_text_is_terminal_safe(capsys, hostile, tmp_path):
+    program, weights, tokens = hostile["program"], hostile["weights"], hostile["input"]
+    outputs = [
+        run_all(capsys, compile_cmd.main, program, "--emit", str(tmp_path / f"o{BIDI}.npz")),
+        run_all(capsys, run_cmd.main, weights, tokens),
+        run_all(capsys, run_cmd.main, weights, tokens, "--steps", "2"),
+        run_all(capsys, run_cmd.main, weights, tokens, "--trace"),
+        run_all(capsys, run_cmd.main, weights, tokens, "--flops"),
+        run_all(capsys, run_cmd.main, weights, "--accuracy"),
+        run_all(capsys, run_cmd.main, weights, "--score", f"{tokens} {tokens}"),
+        run_all(capsys, run_cmd.main, program, tokens),
+        run_all(capsys, run_cmd.main, weights, f"{CLEAR}x"),  # not in the vocab: the error quotes it
+        run_all(capsys, run_cmd.main, f"{TITLE}.npz", "a"),  # no such file: the error names it
+        run_all(capsys, compile_cmd.main, program, "--emit", program),  # refused: the error names it
+        run_all(capsys, compile_cmd.main, program, "--no-opt", f"x{TITLE}"),  # an invalid choice
+    ]
+    for shown in outputs:
+        assert_terminal_safe(shown)
+    assert all(MARKUP in shown for shown in outputs[:2])  # markup shown as written, not applied
+    assert "\\x1b]0;owned\\x07" in outputs[3]
+
+
+def test_a_hostile_source_error_is_terminal_safe_with_the_caret_in_place(capsys, tmp_path):
+    bad = tmp_path / "bad.rasp"
+    bad.write_text(f'vocab {{"{TITLE}", "{TITLE}"}}\nmax_len 3\noutput tokens\n')
+    shown = run_all(capsys, compile_cmd.main, str(bad))
+    assert_terminal_safe(shown)
+    line, caret = shown.splitlines()[1:3]
+    assert line[len(caret) - 1:] == '"\\x1b]0;owned\\x07"}'  # the caret under the second string
