@@ -9,9 +9,11 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import numpy as np
@@ -469,3 +471,15 @@ def test_accuracy_refuses_a_source_that_is_not_the_weights_program(capsys, tmp_p
     save(model, other)
     err = one_line_error(capsys, run_cmd.main, other, "--accuracy")
     assert "meta.source is not the program of these weights (its vocab is not the model's)" in err
+
+
+def test_ctrl_c_stops_without_a_traceback_and_leaves_no_partial_output(tmp_path):
+    """SIGINT in the middle of a long --accuracy: status 130, one line, nothing half-written."""
+    slow = tmp_path / "slow.rasp"
+    slow.write_text("vocab {a, b, c}\nmax_len 150\nx = aggregate(select(tokens, tokens, ==), indices)\noutput x\n")
+    process = subprocess.Popen([sys.executable, "-m", "rasp_compile.cli.run_cmd", slow, "--accuracy"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out, err) == (130, "", "interrupted\n")

@@ -23,7 +23,7 @@ from ..runtime.model import Model
 from ..safe_text import markup_safe
 from .common import CliError
 from .progress import progress_bar, shown_after, status
-from .reference import recompiled_differs, reference_program, source_mismatch
+from .reference import Reference, recompiled_differs, source_mismatch
 from ..runtime.token_text import value_text
 from .tokens import join_tokens, same_value
 
@@ -46,9 +46,10 @@ def inputs_by_length(model: Model, samples: int, seed: int) -> tuple[str, dict[i
     return "sampled", chosen
 
 
-def measure(model: Model, weights_path: str, samples: int, seed: int, progress: bool) -> dict:
+def measure(model: Model, reference: Reference, samples: int, seed: int, progress: bool) -> dict:
     """Per-length agreement, the total, program errors and the first disagreements."""
-    program = reference_program(model, weights_path)
+    weights_path = reference.weights_path
+    program = reference.program()
     if program is None:
         raise CliError(f"error: {weights_path} holds no program source (meta.source); "
                        "--accuracy needs it to run the reference interpreter")
@@ -86,12 +87,15 @@ def measure(model: Model, weights_path: str, samples: int, seed: int, progress: 
     return {"mode": mode, "seed": seed if mode == "sampled" else None, "lengths": rows,
             "total": _with_percent(totals), "disagreements": disagreements[:SHOWN_DISAGREEMENTS],
             "n_disagreeing_inputs": len(disagreements), "program_errors": errors[:SHOWN_DISAGREEMENTS],
-            "recompiles_to_other_weights": _recompiled_differs(model, program, progress)}
+            "recompiles_to_other_weights": _recompiled_differs(reference, progress)}
 
 
-def _recompiled_differs(model: Model, program, progress: bool) -> bool:
+def _recompiled_differs(reference: Reference, progress: bool) -> bool:
+    """recompiled_differs for a weights file (a model just compiled from its program is its program's)."""
+    if reference.compiled is not None:
+        return False
     with status("compiling meta.source again, to compare", progress):
-        return recompiled_differs(model, program)
+        return recompiled_differs(reference.model, reference.program())
 
 
 def _interpret(program, batch: list) -> list:

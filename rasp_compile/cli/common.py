@@ -2,7 +2,8 @@
 the project's exceptions into exit statuses), and loading programs and models.
 
 Exit statuses: 0 success, 1 an error in a program (docs/language.md format, with source line and caret),
-2 a bad command line, input or file (one line), 141 a reader that closed the output early.
+2 a bad command line, input or file (one line), 130 interrupted (Ctrl-C), 141 a reader that closed
+the output early.
 """
 
 from __future__ import annotations
@@ -119,6 +120,9 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
     except RaspError as error:  # a program error outside `program_errors`: no source line to show
         print(terminal_safe_lines(format_error(error, None)), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: no traceback; an output being written is left as it was
+        print("interrupted", file=sys.stderr)
+        return 130  # 128 + SIGINT, what a shell shows for a command stopped by Ctrl-C
     except BrokenPipeError:  # the reader left (`rasp-run ... | head`): stop quietly
         _quiet_stdout()
         return 141  # 128 + SIGPIPE: the status a shell shows for `cat` stopped by a closed pipe
@@ -167,13 +171,14 @@ def compile_file(
         return program, compile_program(program, dtype=dtype, disabled=disabled, value_sets=value_sets), value_sets
 
 
-def load_model(path: str, **options) -> Model:
+def load_model(path: str, **options) -> tuple[Model, ir.Program | None]:
     """A weights file, or a `.rasp` program compiled on the fly (with compile_file's `options`,
-    `progress` among them)."""
+    `progress` among them) and that program."""
     if path.endswith(".rasp"):
-        return compile_file(path, **options)[1]  # (program, model, value sets)
+        program, model, _ = compile_file(path, **options)
+        return model, program
     with status(f"loading {path}", options.get("progress", False)):
-        return load(path)
+        return load(path), None
 
 
 def check_one_pass(model: Model, tokens: list, flag: str) -> None:

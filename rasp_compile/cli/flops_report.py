@@ -13,18 +13,18 @@ from ..runtime.forward import encode
 from ..runtime.model import Model
 from ..safe_text import markup_safe
 from .common import check_one_pass, program_errors
-from .reference import reference_program
+from .reference import Reference
 from .tokens import join_tokens
 
 DIRECT_FIELDS = ("lookups", "predicate_tests", "additions", "comparisons", "divisions", "total")
 
 
-def measure(model: Model, weights_path: str, tokens: list) -> dict:
+def measure(model: Model, reference: Reference, tokens: list) -> dict:
     """Model FLOPs and direct-rule counts (None without meta.source), whole and last position."""
     check_one_pass(model, tokens, "--flops")
     n_positions = len(encode(model, tokens))
     model_flops = {"whole": count_flops(model, n_positions), "last": count_flops(model, n_positions, last_only=True)}
-    program = reference_program(model, weights_path)
+    program = reference.program()
     direct = None
     if program is not None:
         with program_errors(program.filename, program.source):  # the program may fail on this input

@@ -38,6 +38,22 @@ def reference_program(model: Model, weights_path: str) -> ir.Program | None:
     return program
 
 
+class Reference:
+    """The program a model implements, for the reports that compare with it: the `.rasp` program a
+    model was just compiled from (`compiled`), else the weights file's meta.source, parsed once,
+    when first asked (parsing checks every lambda, seconds at a large max_len)."""
+
+    def __init__(self, model: Model, weights_path: str, compiled: ir.Program | None = None):
+        self.model, self.weights_path, self.compiled = model, weights_path, compiled
+        self._parsed: list = [] if compiled is None else [compiled]
+
+    def program(self) -> ir.Program | None:
+        """The program (None when a weights file carries no source); CliError if it is malformed."""
+        if not self._parsed:
+            self._parsed.append(reference_program(self.model, self.weights_path))
+        return self._parsed[0]
+
+
 def source_mismatch(model: Model, program: ir.Program) -> str | None:
     """Why `program` (meta.source) cannot be what the weights implement, or None: it reads another
     vocab, is causal where the model is not (or the reverse), or outputs another encoding. Any of
@@ -77,14 +93,14 @@ class ProgramError:
     shown: str
 
 
-def first_program_error(model: Model, weights_path: str, inputs: list[list]) -> ProgramError | None:
-    """The first error the reference interpreter meets running meta.source on `inputs`, or None:
-    also when there is no usable source (none, unparsable, or not fitting the weights)."""
+def first_program_error(reference: Reference, inputs: list[list]) -> ProgramError | None:
+    """The first error the reference interpreter meets running the program on `inputs`, or None:
+    also when there is no usable program (no source, an unparsable one, or one not fitting the weights)."""
     try:
-        program = reference_program(model, weights_path)
+        program = reference.program()
     except (CliError, WeightsError):
         return None
-    if program is None or source_mismatch(model, program) or not inputs:
+    if program is None or source_mismatch(reference.model, program) or not inputs:
         return None
     try:
         evaluate_many(program, inputs)

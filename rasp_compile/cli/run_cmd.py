@@ -18,7 +18,7 @@ from . import accuracy, flops_report, score, trace_report
 from .compile_cmd import file_name
 from ..safe_text import markup_safe, terminal_safe
 from .progress import status
-from .reference import first_program_error
+from .reference import Reference, first_program_error
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_options, 
                      load_model, make_console, print_json, run_edge, whole_number)
 from ..runtime.token_text import split_input, value_text
@@ -86,9 +86,10 @@ def _run(args) -> int:
         raise CliError(f"rasp-run: error: {'--accuracy' if args.accuracy else '--score'} "
                        f"takes no INPUT, got {args.input!r} (see --help)")
     refuse_unused_flags(args)
-    model = load_model(args.weights, **compile_options(args), progress=not args.json)
+    model, compiled = load_model(args.weights, **compile_options(args), progress=not args.json)
+    reference = Reference(model, args.weights, compiled)
     if args.accuracy:
-        report = accuracy.measure(model, args.weights, args.samples or accuracy.DEFAULT_SAMPLES, args.seed or 0,
+        report = accuracy.measure(model, reference, args.samples or accuracy.DEFAULT_SAMPLES, args.seed or 0,
                                   progress=not args.json)
         _notes(args, report)
         return _show(args, report, accuracy.render)
@@ -97,17 +98,17 @@ def _run(args) -> int:
         text = split_input(model, args.score)
         with status(f"scoring {len(text):,} tokens", not args.json):
             report = score.measure(model, text, args.skip or 0)
-        return _show_checked(args, model, report, score.render, score.windows(model, text))
+        return _show_checked(args, reference, report, score.render, score.windows(model, text))
     tokens = split_input(model, args.input)
     if args.flops:
-        return _show(args, flops_report.measure(model, args.weights, tokens), flops_report.render)
+        return _show(args, flops_report.measure(model, reference, tokens), flops_report.render)
     if args.trace:
-        return _show_checked(args, model, trace_report.measure(model, tokens), trace_report.render, [tokens])
+        return _show_checked(args, reference, trace_report.measure(model, tokens), trace_report.render, [tokens])
     if args.steps is not None:
         _needs_completion(model, "--steps")
     with status("running the model", not args.json):
         report = outputs(model, tokens, args.steps or DEFAULT_STEPS)
-    return _show_checked(args, model, report, render_outputs, _windows(model, report))
+    return _show_checked(args, reference, report, render_outputs, _windows(model, report))
 
 
 REPORT_FLAGS = ("--accuracy", "--score", "--flops", "--trace")
@@ -159,10 +160,10 @@ def _windows(model: Model, report: dict) -> list[list]:
     return [tokens[n - max_len:n] for n in range(max_len, len(tokens) + 1)]
 
 
-def _show_checked(args, model: Model, report: dict, render, windows: list[list]) -> int:
+def _show_checked(args, reference: Reference, report: dict, render, windows: list[list]) -> int:
     """Show `report`, then, when the program (meta.source) is itself in error on one of the inputs
     the model read, that error on stderr and exit status 1: the model's outputs there mean nothing."""
-    error = first_program_error(model, args.weights, windows)
+    error = first_program_error(reference, windows)
     if args.json:
         report = {**report, "program_error": None if error is None else error.message}
     _show(args, report, render)
