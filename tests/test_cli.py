@@ -483,3 +483,12 @@ def test_ctrl_c_stops_without_a_traceback_and_leaves_no_partial_output(tmp_path)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert (process.returncode, out, err) == (130, "", "interrupted\n")
+
+
+def test_the_summary_shortens_long_names_and_vocabs(capsys, tmp_path):
+    long = tmp_path / "long.rasp"
+    name = "x" * 100_000
+    long.write_text("vocab {" + ", ".join(map(str, range(100))) + f"}}\nmax_len 2\n{name} = tokens\noutput {name}\n")
+    status, out, _ = run(capsys, compile_cmd.main, long)
+    assert status == 0 and len(out) < 5_000 and "(100,000 characters)" in out and "… (100 tokens)" in out
+    assert run_json(capsys, compile_cmd.main, long)["program"]["output"] == name  # JSON keeps it whole

@@ -22,10 +22,12 @@ from ..runtime.atomic_write import check_output
 from ..runtime.weights_file import save
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_file, compile_options, make_console,
                      print_json, run_edge)
-from ..safe_text import markup_safe
+from ..safe_text import markup_safe, shortened
 from ..runtime.token_text import value_text
 
 SHOWN_VALUES = 6  # values listed per s-op before "…"
+SHOWN_TOKENS = 20  # vocab tokens listed in the summary's first line before "…"
+SHOWN_NAME = 60  # characters of a name or value shown (shortened in the middle beyond)
 
 
 def file_name(text: str) -> str:
@@ -130,18 +132,20 @@ def _natural(text: str):
 
 
 def render(report: dict, console) -> None:
-    """The summary as tables; every name and value from the program through markup_safe."""
+    """The summary as tables; every name and value from the program through `_shown`."""
     from rich.table import Table  # only the table output needs rich (common.make_console)
 
     program, model = report["program"], report["model"]
-    vocab = ", ".join(map(markup_safe, program["vocab"]))
-    console.print(f"[bold]{markup_safe(program['name'])}[/]  vocab {{{vocab}}}  "
+    vocab = ", ".join(map(_shown, program["vocab"][:SHOWN_TOKENS]))
+    more = len(program["vocab"]) - SHOWN_TOKENS
+    vocab += f", … ({len(program['vocab']):,} tokens)" if more > 0 else ""
+    console.print(f"[bold]{_shown(program['name'])}[/]  vocab {{{vocab}}}  "
                   f"max_len {program['max_len']}  {'causal' if program['causal'] else 'not causal'}  "
-                  f"output {markup_safe(program['output'])}")
+                  f"output {_shown(program['output'])}")
     sops = Table("s-op", "kind", "encoding", "values", "", title="s-ops", title_justify="left")
     for sop in program["sops"]:
-        shown = ", ".join(map(markup_safe, sop["values"][:SHOWN_VALUES])) + (", …" if sop["n_values"] > SHOWN_VALUES else "")
-        name = markup_safe(sop["name"] or "-") + (" (output)" if sop["output"] else "")
+        shown = ", ".join(map(_shown, sop["values"][:SHOWN_VALUES])) + (", …" if sop["n_values"] > SHOWN_VALUES else "")
+        name = _shown(sop["name"] or "-") + (" (output)" if sop["output"] else "")
         sops.add_row(name, sop["kind"], sop["encoding"], str(sop["n_values"]), shown)
     console.print(sops)
     layers = Table("layer", "heads", "d_head", "d_mlp", title="model", title_justify="left")
@@ -154,6 +158,12 @@ def render(report: dict, console) -> None:
                   f"{model['flops']['total']:,}")
     if report["emitted"]:
         console.print(f"wrote {markup_safe(report['emitted'])}")
+
+
+def _shown(text: str) -> str:
+    """A name or value of the program as the summary shows it: terminal-safe, markup escaped, at
+    most about SHOWN_NAME characters (a 100,000-character name would fill the screen)."""
+    return markup_safe(shortened(text, SHOWN_NAME))
 
 
 if __name__ == "__main__":  # python -m rasp_compile.cli.compile_cmd
