@@ -455,6 +455,10 @@ def test_a_program_error_on_the_input_is_said_with_status_1(capsys, tmp_path):
     status, out, err = run(capsys, run_cmd.main, conflict, "ab", "--json")
     assert status == 1 and "selects different values" in json.loads(out)["program_error"]
     assert run(capsys, run_cmd.main, conflict, "aa")[0] == 0
+    weights = tmp_path / "conflict.npz"  # from a weights file: its meta.source, checked the same way
+    assert run(capsys, compile_cmd.main, conflict, "--emit", weights)[0] == 0
+    status, out, err = run(capsys, run_cmd.main, weights, "ab")
+    assert status == 1 and err.startswith(f"{weights}:meta.source:3:5: error: 'x' selects different values")
     decoder = tmp_path / "decoder.rasp"  # causal; errs once the window holds both tokens
     decoder.write_text("vocab {a, b}\nmax_len 3\ncausal\n"
                        "output aggregate(select(tokens, tokens, true), tokens, default=\"a\")\n")

@@ -12,18 +12,21 @@ import numpy as np
 
 from .. import ir
 from ..compiler import compile_program
-from ..errors import InputError, RaspError, WeightsError, format_error
+from ..errors import InputError, RaspError, WeightsError, format_error, recursion_refused
 from ..frontend import parse_program
-from ..frontend.lower import MAX_LEN_LIMIT
+from ..frontend.parse import parse
+from ..frontend.lower import MAX_LEN_LIMIT, lower
 from ..runtime.forward import input_vocab
 from ..runtime.model import Model, token_key
 from ..tools.interpret import evaluate_many
 from .common import CliError, DTYPES, program_errors
 
 
-def reference_program(model: Model, weights_path: str) -> ir.Program | None:
+def reference_program(model: Model, weights_path: str, checked: bool = True) -> ir.Program | None:
     """The program in `meta.source`, at the model's max_len; None when the file carries no source.
-    Its errors name `WEIGHTS:meta.source` (or the `.rasp` file a model was compiled from)."""
+    Its errors name `WEIGHTS:meta.source` (or the `.rasp` file a model was compiled from).
+    `checked=False` skips trying every lambda on every value (seconds at a large max_len): enough
+    to interpret the program on a few inputs, where a failing lambda is an error of that input."""
     source = model.meta.get("source")
     if source is None:
         return None
@@ -31,8 +34,8 @@ def reference_program(model: Model, weights_path: str) -> ir.Program | None:
     if model.meta["max_len"] > MAX_LEN_LIMIT:  # a file may declare any; the interpreter would run for hours
         raise WeightsError(f"{weights_path}: meta.max_len {model.meta['max_len']:,} is beyond what a program "
                            f"may declare (1 to {MAX_LEN_LIMIT:,}): its source cannot be run at that length")
-    with program_errors(filename, source):
-        program = parse_program(source, filename)
+    with program_errors(filename, source), recursion_refused(None):
+        program = parse_program(source, filename) if checked else lower(parse(source), source, filename)
     if program.max_len != model.meta["max_len"]:
         program = dataclasses.replace(program, max_len=model.meta["max_len"])
     return program
@@ -52,6 +55,13 @@ class Reference:
         if not self._parsed:
             self._parsed.append(reference_program(self.model, self.weights_path))
         return self._parsed[0]
+
+    def program_to_interpret(self) -> ir.Program | None:
+        """`program()` when it is at hand, else the source lowered without its value-set checks
+        (reference_program's `checked=False`): enough to interpret it on the inputs of one run."""
+        if self._parsed:
+            return self._parsed[0]
+        return reference_program(self.model, self.weights_path, checked=False)
 
 
 def source_mismatch(model: Model, program: ir.Program) -> str | None:
@@ -97,7 +107,7 @@ def first_program_error(reference: Reference, inputs: list[list]) -> ProgramErro
     """The first error the reference interpreter meets running the program on `inputs`, or None:
     also when there is no usable program (no source, an unparsable one, or one not fitting the weights)."""
     try:
-        program = reference.program()
+        program = reference.program_to_interpret()
     except (CliError, WeightsError):
         return None
     if program is None or source_mismatch(reference.model, program) or not inputs:
