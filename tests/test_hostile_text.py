@@ -16,7 +16,7 @@ from rasp_compile.runtime.weights_file import save
 TITLE = "\x1b]0;owned\x07"  # sets the terminal window's title
 CLEAR = "\x1b[2J"
 BIDI = "\u202eba"  # shows as "ab"
-MARKUP = "[bold red]m[/]"
+MARKUP = "[bold red]m[/]:smile:"  # rich markup, and an emoji code rich would replace
 HOSTILE = (TITLE, CLEAR, BIDI, MARKUP)
 
 SOURCE = ("vocab {" + ", ".join(json.dumps(t) for t in HOSTILE) + "}\nmax_len 3\ncausal\n"

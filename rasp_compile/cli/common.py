@@ -202,4 +202,4 @@ def make_console() -> Console:
         def on_broken_pipe(self) -> None:  # rich's own exits with status 1; run_edge owns that case
             raise BrokenPipeError
 
-    return PipeConsole(file=sys.stdout, highlight=False)
+    return PipeConsole(file=sys.stdout, highlight=False, emoji=False)  # `:smile:` in a token stays text

@@ -53,7 +53,7 @@ def status(message: str, enabled: bool, delay: float = SHOWN_AFTER) -> Iterator[
         return
     from rich.console import Console
 
-    with shown_after(Console(stderr=True).status(markup_safe(message)), delay):
+    with shown_after(Console(stderr=True, emoji=False).status(markup_safe(message)), delay):
         yield
 
 
@@ -63,4 +63,4 @@ def progress_bar(enabled: bool):
     from rich.console import Console
     from rich.progress import Progress
 
-    return Progress(console=Console(stderr=True), transient=True, disable=not on_terminal(enabled))
+    return Progress(console=Console(stderr=True, emoji=False), transient=True, disable=not on_terminal(enabled))
