@@ -22,7 +22,7 @@ import numpy as np
 
 from . import ir
 from .compiler import OPTIMIZATIONS, compile_program
-from .errors import InputError, RaspError, WeightsError, format_error
+from .errors import InputError, OutputError, RaspError, WeightsError, format_error
 from .tools.flops import count_flops
 from .runtime.forward import complete as complete_tokens
 from .runtime.forward import logits, predict
@@ -33,7 +33,7 @@ from .runtime.model import Model
 from .runtime.weights_file import load, save
 
 __all__ = [
-    "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "format_error",
+    "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "OutputError", "format_error",
     "parse_program", "load_program", "compile", "save", "load", "run", "complete", "logits",
     "evaluate", "OpCounter", "count_flops",
 ]

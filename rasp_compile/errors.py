@@ -106,15 +106,29 @@ def format_error(error: RaspError, source: str | None, filename: str = "<program
     lines = (source or "").splitlines()
     if not 1 <= error.loc.line <= len(lines):
         return head
-    shown = [terminal_safe(c) for c in lines[error.loc.line - 1].expandtabs(1)]  # one piece per character
-    column = sum(map(_width, shown[:max(error.loc.col, 1) - 1]))  # where the caret goes, in columns
-    text = "".join(shown)
-    if len(text) > SHOWN_COLUMNS:
-        start = min(max(column - SHOWN_COLUMNS // 2, 0), len(text) - SHOWN_COLUMNS)
-        end = start + SHOWN_COLUMNS
-        text = ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
-        column += (3 if start else 0) - start
+    text, column = _around(lines[error.loc.line - 1].expandtabs(1), max(error.loc.col, 1) - 1)
     return f"{head}\n{text}\n{' ' * column}^"
+
+
+def _around(line: str, caret: int) -> tuple[str, int]:
+    """The terminal-safe `line`, cut to about SHOWN_COLUMNS columns around character `caret` when
+    wider, and the column of that character in it. Each character becomes one piece (an escape
+    for a control character), measured in the columns a terminal gives it."""
+    pieces = [terminal_safe(c) for c in line]
+    widths = [_width(piece) for piece in pieces]
+    past_end = max(caret - len(pieces), 0)  # a caret after the line's last character
+    if sum(widths) <= SHOWN_COLUMNS:
+        return "".join(pieces), sum(widths[:caret]) + past_end
+    start, used = min(caret, len(pieces)), 0
+    while start > 0 and used + widths[start - 1] <= SHOWN_COLUMNS // 2:
+        start, used = start - 1, used + widths[start - 1]
+    end, used = start, 0
+    while end < len(pieces) and used + widths[end] <= SHOWN_COLUMNS:
+        end, used = end + 1, used + widths[end]
+    while start > 0 and used + widths[start - 1] <= SHOWN_COLUMNS:  # near the end: show more before
+        start, used = start - 1, used + widths[start - 1]
+    text = ("..." if start else "") + "".join(pieces[start:end]) + ("..." if end < len(pieces) else "")
+    return text, (3 if start else 0) + sum(widths[start:caret]) + past_end
 
 
 def _width(piece: str) -> int:

@@ -256,3 +256,22 @@ def test_a_vocab_too_large_for_any_model_is_refused_before_the_graph_is_built():
     vocab = ", ".join(f"v{i}" for i in range(20_000))
     with pytest.raises(RaspValueError, match="at least 400,000,000 parameters"):
         compile_program(parse_program(f"vocab {{{vocab}}}\nmax_len 3\noutput tokens == \"v1\"\n"))
+
+
+def test_the_caret_counts_terminal_columns_for_wide_characters_and_escapes():
+    source = 'vocab {"日本", "日本"}\nmax_len 3\noutput tokens\n'
+    with pytest.raises(RaspValueError) as caught:
+        parse_program(source)
+    assert format_error(caught.value, source).splitlines()[1:] == ['vocab {"日本", "日本"}', " " * 15 + "^"]
+    wide = ", ".join(f'"\x1b字{i}"' for i in range(80))  # a line of about 800 columns, cut
+    source = f'vocab {{{wide}, "\x1b字7"}}\nmax_len 3\noutput tokens\n'
+    with pytest.raises(RaspValueError) as caught:
+        parse_program(source)
+    line, caret = format_error(caught.value, source).splitlines()[1:]
+
+    def columns(text: str) -> int:
+        return sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in text)
+
+    assert "\x1b" not in line and line.startswith("...") and columns(line) <= 3 + 120 + 3
+    before = next(i for i in range(len(line)) if columns(line[:i]) == len(caret) - 1)
+    assert line[before:].startswith('"\\x1b字7"}')  # the caret under the duplicate's quote

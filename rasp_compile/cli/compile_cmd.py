@@ -69,7 +69,8 @@ def build_parser() -> Parser:
     # PROGRAM.rasp is optional to argparse and required by _compile: argparse reports a missing
     # positional before an unknown flag, so `rasp-compile --bogus` would not name --bogus.
     parser.add_argument("program", metavar="PROGRAM.rasp", nargs="?", type=file_name, help="the program to compile")
-    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (docs/format.md) to this file")
+    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (docs/format.md) to this file, whole or not at all; "
+                                                                        "never over the program")
     add_compile_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     add_version(parser)

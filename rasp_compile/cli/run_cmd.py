@@ -31,7 +31,8 @@ USAGE = """%(prog)s WEIGHTS INPUT [--steps N] [--json]
        %(prog)s WEIGHTS --accuracy [--samples N] [--seed S] [--json]
        %(prog)s WEIGHTS --score TEXT [--skip K] [--json]
        %(prog)s WEIGHTS INPUT --flops [--json]
-       %(prog)s WEIGHTS INPUT --trace [--json]"""
+       %(prog)s WEIGHTS INPUT --trace [--json]
+       %(prog)s PROGRAM.rasp ... [--max-len N] [--dtype D] [--no-opt NAME]..."""
 
 
 class IntermixedParser(Parser):
