@@ -496,3 +496,13 @@ def test_the_summary_shortens_long_names_and_vocabs(capsys, tmp_path):
     status, out, _ = run(capsys, compile_cmd.main, long)
     assert status == 0 and len(out) < 5_000 and "(100,000 characters)" in out and "… (100 tokens)" in out
     assert run_json(capsys, compile_cmd.main, long)["program"]["output"] == name  # JSON keeps it whole
+
+
+def test_a_long_run_is_checked_within_a_budget_and_says_so(capsys, aab, monkeypatch):
+    from rasp_compile.cli import reference
+
+    monkeypatch.setattr(reference, "CHECKED_PAIRS", 30)  # windows of 5 tokens: 25 pairs, then 50
+    status, out, err = run(capsys, run_cmd.main, aab, "aabaa", "--steps", 4)
+    assert (status, out) == (0, "aabaa :: baab\n")
+    assert err == "note: the program was checked on the first 1 of the 4 inputs the model read " \
+                  "(the interpreter is slow at this length)\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from itertools import accumulate
 
 import numpy as np
 
@@ -103,19 +104,29 @@ class ProgramError:
     shown: str
 
 
-def first_program_error(reference: Reference, inputs: list[list]) -> ProgramError | None:
-    """The first error the reference interpreter meets running the program on `inputs`, or None:
-    also when there is no usable program (no source, an unparsable one, or one not fitting the weights)."""
+CHECKED_PAIRS = 2_000_000
+"""How much interpreting the check of a run may do, in query-key pairs (sum of squared input
+lengths, about a second): at max_len 1,000 one input is a second of the interpreter, and a long
+completion reads thousands of windows. Inputs beyond it are left unchecked, and the run says so."""
+
+
+def first_program_error(reference: Reference, inputs: list[list]) -> tuple[ProgramError | None, int]:
+    """The first error the reference interpreter meets running the program on `inputs` (None if
+    none, or if there is no usable program: no source, an unparsable one, one not fitting the
+    weights), and how many of the inputs were checked: the first, and the next ones within
+    CHECKED_PAIRS."""
     try:
         program = reference.program_to_interpret()
     except (CliError, WeightsError):
-        return None
+        return None, len(inputs)
     if program is None or source_mismatch(reference.model, program) or not inputs:
-        return None
+        return None, len(inputs)
+    sizes = list(accumulate(len(tokens) ** 2 for tokens in inputs))
+    checked = max(1, sum(size <= CHECKED_PAIRS for size in sizes))
     try:
-        evaluate_many(program, inputs)
+        evaluate_many(program, inputs[:checked])
     except InputError:
-        return None
+        return None, len(inputs)
     except RaspError as error:
-        return ProgramError(error.message, format_error(error, program.source, program.filename))
-    return None
+        return ProgramError(error.message, format_error(error, program.source, program.filename)), checked
+    return None, checked

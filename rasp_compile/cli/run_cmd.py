@@ -164,11 +164,14 @@ def _windows(model: Model, report: dict) -> list[list]:
 def _show_checked(args, reference: Reference, report: dict, render, windows: list[list]) -> int:
     """Show `report`, then, when the program (meta.source) is itself in error on one of the inputs
     the model read, that error on stderr and exit status 1: the model's outputs there mean nothing."""
-    error = first_program_error(reference, windows)
+    error, checked = first_program_error(reference, windows)
     if args.json:
         report = {**report, "program_error": None if error is None else error.message}
     _show(args, report, render)
     if error is None:
+        if checked < len(windows):
+            print(f"note: the program was checked on the first {checked:,} of the {len(windows):,} inputs "
+                  "the model read (the interpreter is slow at this length)", file=sys.stderr)
         return 0
     raise CliError(f"{error.shown}\nthe program itself is in error on this input: the model's outputs "
                    "above follow no program", status=1)
