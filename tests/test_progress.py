@@ -7,6 +7,7 @@ import os
 import pty
 import subprocess
 import sys
+from pathlib import Path
 
 SCRIPT = """
 import sys, time
@@ -23,10 +24,10 @@ print("done", file=sys.stderr)
 """
 
 
-def stderr_on_a_terminal(enabled: bool, delay: float) -> str:
+def stderr_on_a_terminal(enabled: bool, delay: float, script: str = SCRIPT) -> str:
     """What the script writes to stderr when stderr is a pseudo-terminal."""
     main, secondary = pty.openpty()
-    done = subprocess.run([sys.executable, "-c", SCRIPT.format(enabled=enabled, delay=delay)],
+    done = subprocess.run([sys.executable, "-c", script.format(enabled=enabled, delay=delay)],
                           stderr=secondary, stdout=subprocess.DEVNULL, timeout=60, env={**os.environ, "TERM": "xterm"})
     os.close(secondary)
     chunks = []
@@ -58,3 +59,20 @@ def test_no_progress_in_a_pipe():
     done = subprocess.run([sys.executable, "-c", SCRIPT.format(enabled=True, delay=0.1)],
                           capture_output=True, text=True, timeout=60)
     assert done.stderr == "done\n"
+
+
+COMMAND = """
+import sys
+from rasp_compile.cli import progress, run_cmd
+progress.SHOWN_AFTER = {delay}  # at once: the test's work is short
+run_cmd.main(["{program}", "--accuracy"] + {extra})
+print("done", file=sys.stderr)
+"""
+
+
+def test_the_commands_show_progress_on_a_terminal_but_never_with_json():
+    program = Path(__file__).resolve().parent.parent / "programs" / "aab.rasp"
+    shown = stderr_on_a_terminal(True, 0, COMMAND.replace("{program}", str(program)).replace("{extra}", "[]"))
+    assert "compiling" in shown or "comparing" in shown
+    quiet = stderr_on_a_terminal(True, 0, COMMAND.replace("{program}", str(program)).replace("{extra}", '["--json"]'))
+    assert quiet.strip() == "done"

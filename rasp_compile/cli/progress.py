@@ -23,9 +23,9 @@ def on_terminal(enabled: bool) -> bool:
 
 
 @contextmanager
-def shown_after(live, delay: float = SHOWN_AFTER) -> Iterator[None]:
-    """Start rich's `live` display (a Status or a Progress) once the block has run `delay` seconds,
-    and stop it when the block ends, whichever thread gets there first."""
+def shown_after(live, delay: float | None = None) -> Iterator[None]:
+    """Start rich's `live` display (a Status or a Progress) once the block has run `delay` seconds
+    (default SHOWN_AFTER), and stop it when the block ends, whichever thread gets there first."""
     lock, finished = threading.Lock(), [False]
 
     def start() -> None:
@@ -33,7 +33,7 @@ def shown_after(live, delay: float = SHOWN_AFTER) -> Iterator[None]:
             if not finished[0]:
                 live.start()
 
-    timer = threading.Timer(delay, start)
+    timer = threading.Timer(SHOWN_AFTER if delay is None else delay, start)
     timer.daemon = True
     timer.start()
     try:
@@ -46,7 +46,7 @@ def shown_after(live, delay: float = SHOWN_AFTER) -> Iterator[None]:
 
 
 @contextmanager
-def status(message: str, enabled: bool, delay: float = SHOWN_AFTER) -> Iterator[None]:
+def status(message: str, enabled: bool, delay: float | None = None) -> Iterator[None]:
     """A spinner with `message` (terminal-safe) on stderr while the block runs, if on_terminal."""
     if not on_terminal(enabled):
         yield
