@@ -90,7 +90,7 @@ def _advice(graph: Graph, dtype) -> str:
         check_budget(graph, lay_out(graph))
     except RaspError as wider:
         return f"; float64 would not do either: {wider.message}"
-    return "; compile with --dtype float64, which holds them"
+    return "; compile with --dtype float64 (dtype=numpy.float64 from Python), which holds them"
 
 
 def _check(graph: Graph, dtype) -> None:
