@@ -79,3 +79,46 @@ def test_a_hostile_source_error_is_terminal_safe_with_the_caret_in_place(capsys,
     assert_terminal_safe(shown)
     line, caret = shown.splitlines()[1:3]
     assert line[len(caret) - 1:] == '"\\x1b]0;owned\\x07"}'  # the caret under the second string
+
+
+def rewritten(source_npz, target, extra: dict[str, bytes] | None = None, meta_edit=None) -> str:
+    """A copy of the weights file `source_npz` with members added and meta edited."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    with zipfile.ZipFile(source_npz) as original, zipfile.ZipFile(target, "w") as copy:
+        for info in original.infolist():
+            data = original.read(info.filename)
+            if info.filename == "meta.npy" and meta_edit:
+                meta = meta_edit(json.loads(str(np.load(io.BytesIO(data)))))
+                buffer = io.BytesIO()
+                np.save(buffer, np.array(json.dumps(meta)))
+                data = buffer.getvalue()
+            copy.writestr(info.filename, data)
+        for name, data in (extra or {}).items():
+            copy.writestr(name, data)
+    return str(target)
+
+
+def test_odd_weights_files_get_one_safe_line(capsys, tmp_path):
+    weights = tmp_path / "plain.npz"
+    save(compile("vocab {a, b}\nmax_len 3\noutput map(lambda t: t, tokens)\n"), weights)
+    odd = {
+        "a folder entry": rewritten(weights, tmp_path / "folder.npz", {"sub/": b""}),
+        "a member named with ESC": rewritten(weights, tmp_path / "esc.npz", {f"{CLEAR}x.npy": b"\x93NUMPY"}),
+        "meta.source with ESC": rewritten(weights, tmp_path / "source.npz",
+                                          meta_edit=lambda meta: {**meta, "source": TITLE + meta["source"]}),
+        "meta.format with ESC": rewritten(weights, tmp_path / "format.npz",
+                                          meta_edit=lambda meta: {**meta, "format": TITLE}),
+    }
+    for what, path in odd.items():
+        for argv in ([path, "ab"], [path, "--accuracy"], [path, "ab", "--flops"]):
+            status = run_cmd.main(argv)
+            out, err = capsys.readouterr()
+            assert_terminal_safe(out + err)
+            assert "Traceback" not in err and (status == 0 or err.strip()), (what, argv, status)
+    status = run_cmd.main([odd["meta.source with ESC"], "--accuracy"])
+    err = capsys.readouterr().err
+    assert status == 1 and "meta.source:1:1: error: unexpected character '\\x1b'" in err
