@@ -113,11 +113,16 @@ def format_error(error: RaspError, source: str | None, filename: str = "<program
 def _around(line: str, caret: int) -> tuple[str, int]:
     """The terminal-safe `line`, cut to about SHOWN_COLUMNS columns around character `caret` when
     wider, and the column of that character in it. Each character becomes one piece (an escape
-    for a control character), measured in the columns a terminal gives it."""
-    pieces = [terminal_safe(c) for c in line]
+    for a control character), measured in the columns a terminal gives it. Only the characters
+    near the caret are measured (a line may be megabytes long)."""
+    near = 4 * SHOWN_COLUMNS  # characters take at least one column, but for combining marks
+    first = max(min(caret, len(line)) - near, 0)
+    pieces = [terminal_safe(c) for c in line[first:caret + near]]
     widths = [_width(piece) for piece in pieces]
+    caret -= first
     past_end = max(caret - len(pieces), 0)  # a caret after the line's last character
-    if sum(widths) <= SHOWN_COLUMNS:
+    more_before, more_after = first > 0, first + len(pieces) < len(line)
+    if sum(widths) <= SHOWN_COLUMNS and not (more_before or more_after):
         return "".join(pieces), sum(widths[:caret]) + past_end
     start, used = min(caret, len(pieces)), 0
     while start > 0 and used + widths[start - 1] <= SHOWN_COLUMNS // 2:
@@ -127,8 +132,9 @@ def _around(line: str, caret: int) -> tuple[str, int]:
         end, used = end + 1, used + widths[end]
     while start > 0 and used + widths[start - 1] <= SHOWN_COLUMNS:  # near the end: show more before
         start, used = start - 1, used + widths[start - 1]
-    text = ("..." if start else "") + "".join(pieces[start:end]) + ("..." if end < len(pieces) else "")
-    return text, (3 if start else 0) + sum(widths[start:caret]) + past_end
+    cut_before, cut_after = start > 0 or more_before, end < len(pieces) or more_after
+    text = ("..." if cut_before else "") + "".join(pieces[start:end]) + ("..." if cut_after else "")
+    return text, (3 if cut_before else 0) + sum(widths[start:caret]) + past_end
 
 
 def _width(piece: str) -> int:

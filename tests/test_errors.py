@@ -1,12 +1,15 @@
 """The malformed corpus: each program fails with the right class, at the right line and column,
 with a message that says what was expected."""
 
+import time
+
 import pytest
 
 import rasp_compile
 
 from rasp_compile import ir
 from rasp_compile.errors import (
+    Loc,
     RaspError,
     RaspNameError,
     RaspSyntaxError,
@@ -275,3 +278,11 @@ def test_the_caret_counts_terminal_columns_for_wide_characters_and_escapes():
     assert "\x1b" not in line and line.startswith("...") and columns(line) <= 3 + 120 + 3
     before = next(i for i in range(len(line)) if columns(line[:i]) == len(caret) - 1)
     assert line[before:].startswith('"\\x1b字7"}')  # the caret under the duplicate's quote
+
+
+def test_a_caret_in_a_line_of_megabytes_is_shown_at_once():
+    line = "x" * 2_000_000
+    start = time.monotonic()
+    shown = format_error(RaspError("m", Loc(1, 1_000_000)), line, "f").splitlines()
+    assert time.monotonic() - start < 0.5
+    assert shown[1] == "..." + "x" * 120 + "..." and shown[2] == " " * 63 + "^"
