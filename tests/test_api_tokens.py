@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import rasp_compile as rc
@@ -24,7 +25,7 @@ def test_tokens_as_text_match_the_vocab(reverse):
     expected = rc.run(reverse, [1, 2, 3])
     assert expected == [3, 2, 1]
     assert rc.run(reverse, list("123")) == rc.run(reverse, "123") == rc.run(reverse, "1 2 3") == expected
-    assert rc.run(reverse, ["1", 2, "3.0"]) == expected
+    assert rc.run(reverse, ["1", 2, "3.0"]) == rc.run(reverse, np.array([1, 2, 3])) == expected
 
 
 def test_tokens_outside_the_vocab_are_refused(reverse):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
+
 from ..errors import InputError
 from ..safe_text import shortened, terminal_safe
 from .forward import input_vocab
@@ -51,14 +53,15 @@ def split_input(model: Model, text: str) -> list:
 def tokens_from(model: Model, tokens) -> list:
     """Tokens as the Python API takes them: a list of vocab values or their texts (`["1", "2"]` on
     a number vocab, as the command line reads `12`), or one string read as the command line reads
-    INPUT. A value of the vocab is itself (the string "1" in a vocab holding it); any other string is
-    matched by its text."""
+    INPUT. A value of the vocab is itself (the string "1" in a vocab holding it; numpy scalars as
+    the Python values they hold); any other string is matched by its text."""
     if isinstance(tokens, str):
         return split_input(model, tokens)
     vocab = {token_key(token): token for token in input_vocab(model)}
     spelled = None
     matched = []
     for token in tokens:
+        token = token.item() if isinstance(token, np.generic) else token  # numpy's 3 is Python's 3
         if token_key(token) in vocab:
             matched.append(vocab[token_key(token)])
         elif isinstance(token, str):
