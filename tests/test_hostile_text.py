@@ -122,3 +122,16 @@ def test_odd_weights_files_get_one_safe_line(capsys, tmp_path):
     status = run_cmd.main([odd["meta.source with ESC"], "--accuracy"])
     err = capsys.readouterr().err
     assert status == 1 and "meta.source:1:1: error: unexpected character '\\x1b'" in err
+
+
+def test_an_output_encoding_without_the_characters_gets_escapes_not_a_traceback(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    program = tmp_path / "accent.rasp"
+    program.write_text('vocab {"é", a}\nmax_len 3\noutput tokens\n', encoding="utf-8")
+    for extra in ([], ["--trace"]):
+        done = subprocess.run([sys.executable, "-m", "rasp_compile.cli.run_cmd", str(program), "éa", *extra],
+                              capture_output=True, timeout=60, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+        assert done.returncode == 0 and b"Traceback" not in done.stderr and b"\\xe9" in done.stdout

@@ -105,6 +105,7 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
     if sys.stdout is None:  # started with standard output closed (`>&-`): nowhere to answer
         print("error: standard output is closed", file=sys.stderr)
         return 2
+    _escape_what_cannot_be_encoded()
     try:
         status = body(parser.parse_args(argv))
         sys.stdout.flush()  # here, not at exit: a reader that left is then a BrokenPipeError below
@@ -130,6 +131,14 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
         _quiet_stdout()
         print(f"error: cannot write the output: {terminal_safe(str(error.strerror or error))}", file=sys.stderr)
         return 2
+
+
+def _escape_what_cannot_be_encoded() -> None:
+    """A character the output's encoding lacks (`é` with PYTHONIOENCODING=ascii) printed as its
+    escape, `\\xe9`, instead of failing: what Python already does on stderr."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _quiet_stdout() -> None:
