@@ -478,15 +478,19 @@ def test_accuracy_refuses_a_source_that_is_not_the_weights_program(capsys, tmp_p
 
 
 def test_ctrl_c_stops_without_a_traceback_and_leaves_no_partial_output(tmp_path):
-    """SIGINT in the middle of a long --accuracy: status 130, one line, nothing half-written."""
-    slow = tmp_path / "slow.rasp"
-    slow.write_text("vocab {a, b, c}\nmax_len 150\nx = aggregate(select(tokens, tokens, ==), indices)\noutput x\n")
-    process = subprocess.Popen([sys.executable, "-m", "rasp_compile.cli.run_cmd", slow, "--accuracy"],
+    """SIGINT in the middle of long work (an --accuracy at max_len 1,000 runs for many minutes):
+    status 130, one line, no traceback."""
+    process = subprocess.Popen([sys.executable, "-m", "rasp_compile.cli.run_cmd", AAB, "--accuracy", "--max-len", "1000"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+    time.sleep(5)  # past the imports (a second), well inside the work (many minutes)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert (process.returncode, out, err) == (130, "", "interrupted\n")
+    body = ("import sys; from rasp_compile.cli.common import Parser, run_edge\n"
+            "def body(args):\n    raise KeyboardInterrupt\n"
+            "sys.exit(run_edge(body, Parser(prog='x'), []))")
+    done = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
 
 
 def test_the_summary_shortens_long_names_and_vocabs(capsys, tmp_path):
