@@ -33,9 +33,11 @@ import numpy as np
 from . import ir, rasp
 from .compiler import OPTIMIZATIONS, compile_program
 from .compiling import compile_rasp_to_model
-from .errors import InputError, RaspError, WeightsError, format_error
+from .errors import InputError, OutputError, RaspError, WeightsError, format_error
 from .tools.flops import count_flops
-from .runtime.forward import complete, logits, predict
+from .runtime.forward import complete as complete_tokens
+from .runtime.forward import logits, predict
+from .runtime.token_text import tokens_from
 from .frontend import load_program, parse_program
 from .frontend.from_tracr import from_tracr
 from .tools.interpret import OpCounter, evaluate, evaluate_all
@@ -45,7 +47,7 @@ from .interop import tl_tokens, to_transformer_lens
 from .runtime.weights_file import load, save
 
 __all__ = [
-    "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "format_error",
+    "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "OutputError", "format_error",
     "parse_program", "load_program", "compile", "save", "load", "run", "complete", "logits",
     "evaluate", "evaluate_all", "trace", "OpCounter", "count_flops", "to_transformer_lens", "tl_tokens",
     "rasp", "compile_rasp_to_model", "from_tracr",
@@ -65,6 +67,14 @@ def compile(
     return compile_program(program, max_len=max_len, dtype=dtype, disabled=disabled)
 
 
-def run(model: Model, tokens: list) -> list:
-    """The model's output at every position of one input (None for none)."""
-    return predict(model, [list(tokens)])[0]
+def run(model: Model, tokens: list | str) -> list:
+    """The model's output at every position of one input (None for none). Tokens are vocab values
+    or their text, as the command line reads them: `run(model, ["1", "2"])` and `run(model, "12")`
+    on a number vocab are `run(model, [1, 2])` (runtime/token_text.tokens_from)."""
+    return predict(model, [tokens_from(model, tokens)])[0]
+
+
+def complete(model: Model, tokens: list | str, steps: int = 10) -> list:
+    """The continuation of `tokens` (read as `run` reads them) by `steps` predicted tokens, for a
+    causal model whose outputs are tokens of its vocab (runtime/forward.complete)."""
+    return complete_tokens(model, tokens_from(model, tokens), steps)

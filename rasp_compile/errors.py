@@ -1,17 +1,21 @@
 """The project's error types, and the `FILE:LINE:COL: error: MESSAGE` format of docs/language.md, "Errors".
 
 Every problem in a program surfaces as a `RaspError` carrying a source location; the command line
-prints `format_error(...)` and exits 1. Problems with inputs or weight files (not programs) are
-`InputError` / `WeightsError`: one line, exit status 2 on the command line.
+prints `format_error(...)` and exits 1. Problems with inputs, weight files or output files (not
+programs) are `InputError` / `WeightsError` / `OutputError`: one line, exit status 2 on the command
+line.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
+
+from .safe_text import terminal_safe
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,9 @@ class RaspError(Exception):
         super().__init__(message)
         self.message = message
         self.loc = loc
+
+    def __str__(self) -> str:
+        return self.message  # which `attributed` may have extended
 
     @property
     def line(self) -> int | None:
@@ -76,6 +83,11 @@ class WeightsError(Exception):
     """A weights file that cannot be trusted (missing keys, wrong shapes, pickled objects, ...)."""
 
 
+class OutputError(Exception):
+    """An output file that must not be written: an input of the command, read-only, not a regular
+    file. One line, exit status 2 on the command line."""
+
+
 SHOWN_COLUMNS = 120
 """The widest source line an error shows whole; a longer one is cut around the caret."""
 
@@ -83,29 +95,52 @@ SHOWN_COLUMNS = 120
 def format_error(error: RaspError, source: str | None, filename: str = "<program>") -> str:
     """`FILE:LINE:COL: error: MESSAGE`, then the source line and a caret under the column.
 
-    Characters a terminal would act on (escape sequences in a string, say) are shown as `?`, in
-    the message too, and a line longer than SHOWN_COLUMNS is cut to that much around the caret,
-    with `...` where it was cut (a 200,000-token vocab is one line of 1.7 MB)."""
+    Characters a terminal would act on (escape sequences in a string, say) are shown escaped
+    (`\\x1b`, safe_text.terminal_safe), in the name and the message too, with the caret still under
+    its character; a line wider than SHOWN_COLUMNS is cut to that much around the caret, with `...`
+    where it was cut (a 200,000-token vocab is one line of 1.7 MB)."""
+    name, message = terminal_safe(filename), terminal_safe(error.message)
     if error.loc is None:
-        return f"{_printable(filename)}: error: {_printable(error.message)}"
-    head = f"{_printable(filename)}:{error.loc.line}:{error.loc.col}: error: {_printable(error.message)}"
+        return f"{name}: error: {message}"
+    head = f"{name}:{error.loc.line}:{error.loc.col}: error: {message}"
     lines = (source or "").splitlines()
     if not 1 <= error.loc.line <= len(lines):
         return head
-    text = _printable(lines[error.loc.line - 1].expandtabs(1))
-    column = max(error.loc.col, 1) - 1
-    if len(text) > SHOWN_COLUMNS:
-        start = min(max(column - SHOWN_COLUMNS // 2, 0), len(text) - SHOWN_COLUMNS)
-        end = start + SHOWN_COLUMNS
-        text = ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
-        column += (3 if start else 0) - start
+    text, column = _around(lines[error.loc.line - 1].expandtabs(1), max(error.loc.col, 1) - 1)
     return f"{head}\n{text}\n{' ' * column}^"
 
 
-def _printable(text: str) -> str:
-    """`text` with every character a terminal would not print as it is (ESC, BEL, ...) as `?`:
-    one column each, so the caret stays under its column."""
-    return "".join(c if c.isprintable() else "?" for c in text)
+def _around(line: str, caret: int) -> tuple[str, int]:
+    """The terminal-safe `line`, cut to about SHOWN_COLUMNS columns around character `caret` when
+    wider, and the column of that character in it. Each character becomes one piece (an escape
+    for a control character), measured in the columns a terminal gives it. Only the characters
+    near the caret are measured (a line may be megabytes long)."""
+    near = 4 * SHOWN_COLUMNS  # characters take at least one column, but for combining marks
+    first = max(min(caret, len(line)) - near, 0)
+    pieces = [terminal_safe(c) for c in line[first:caret + near]]
+    widths = [_width(piece) for piece in pieces]
+    caret -= first
+    past_end = max(caret - len(pieces), 0)  # a caret after the line's last character
+    more_before, more_after = first > 0, first + len(pieces) < len(line)
+    if sum(widths) <= SHOWN_COLUMNS and not (more_before or more_after):
+        return "".join(pieces), sum(widths[:caret]) + past_end
+    start, used = min(caret, len(pieces)), 0
+    while start > 0 and used + widths[start - 1] <= SHOWN_COLUMNS // 2:
+        start, used = start - 1, used + widths[start - 1]
+    end, used = start, 0
+    while end < len(pieces) and used + widths[end] <= SHOWN_COLUMNS:
+        end, used = end + 1, used + widths[end]
+    while start > 0 and used + widths[start - 1] <= SHOWN_COLUMNS:  # near the end: show more before
+        start, used = start - 1, used + widths[start - 1]
+    cut_before, cut_after = start > 0 or more_before, end < len(pieces) or more_after
+    text = ("..." if cut_before else "") + "".join(pieces[start:end]) + ("..." if cut_after else "")
+    return text, (3 if cut_before else 0) + sum(widths[start:caret]) + past_end
+
+
+def _width(piece: str) -> int:
+    """The columns a terminal gives `piece`: 2 per wide (East Asian) character, 0 per combining mark."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in piece)
 
 
 @contextmanager
@@ -121,6 +156,15 @@ def recursion_refused(loc: Loc | None) -> Iterator[None]:
             "(it reached Python's recursion limit); shorten the chain",
             loc,
         ) from None
+
+
+def attributed(error: RaspError, description: str) -> RaspError:
+    """`error`, which has no place in any text (a program built in Python has none), made to name
+    the s-op it comes from, `description` (`'prev'`, `the map`): `in 'prev': MESSAGE`, unless it
+    names it already. An error with a place is returned as it is: its caret shows the s-op."""
+    if error.loc is None and description not in error.message:
+        error.message = f"in {description}: {error.message}"
+    return error
 
 
 @contextmanager

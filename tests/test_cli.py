@@ -6,11 +6,14 @@ Reports are checked against their oracles: completions against the post's, --acc
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
-import shutil
+import signal
 import subprocess
 import sys
+import sysconfig
+import time
 from pathlib import Path
 
 import numpy as np
@@ -103,7 +106,7 @@ def test_accuracy_is_100_percent_on_all_62_inputs(capsys, aab, handmade):
     assert status == 0 and "62" in out and "100.0%" in out
     for path in (aab, handmade):
         report = run_json(capsys, run_cmd.main, path, "--accuracy")
-        assert report["mode"] == "exhaustive"
+        assert report["mode"] == "exhaustive" and not report["recompiles_to_other_weights"]
         assert report["total"] == {"sequences": 62, "positions": 258, "agree": 258,
                                    "program_errors": 0, "percent": 100.0}
         assert [row["sequences"] for row in report["lengths"]] == [2, 4, 8, 16, 32]
@@ -116,9 +119,11 @@ def test_accuracy_shows_disagreements_and_samples(capsys, tmp_path):
             model.params[key] = model.params[key][..., ::-1].copy()
     path = tmp_path / "wrong.npz"
     save(model, path)
-    report = run_json(capsys, run_cmd.main, path, "--accuracy")
+    status, out, err = run(capsys, run_cmd.main, path, "--accuracy", "--json")
+    report = json.loads(out)
     assert report["total"]["agree"] == 0 and report["n_disagreeing_inputs"] == 62
     assert report["disagreements"][0] == {"input": "a", "expected": ["b"], "got": ["a"]}
+    assert report["recompiles_to_other_weights"] and "other weights than its meta.source" in err
     status, out, _ = run(capsys, run_cmd.main, path, "--accuracy")
     assert "62 inputs disagree" in out
 
@@ -247,13 +252,16 @@ def test_malformed_program_exits_1_with_location_and_caret(capsys, tmp_path):
     assert run(capsys, run_cmd.main, bad, "ab")[0] == 1
 
 
-@pytest.mark.skipif(not (shutil.which("rasp-compile") and shutil.which("rasp-run")),
-                    reason="console scripts not installed")
 def test_installed_console_scripts(tmp_path):
+    """The two commands pyproject.toml declares, as installed beside this Python (the tests run from
+    an installed package, `pip install -e '.[test]'`, whether or not its bin directory is on PATH)."""
+    scripts = Path(sysconfig.get_path("scripts"))
     weights = tmp_path / "aab.npz"
-    subprocess.run(["rasp-compile", AAB, "--emit", str(weights)], check=True, capture_output=True)
-    done = subprocess.run(["rasp-run", str(weights), "aabaa"], check=True, capture_output=True, text=True)
+    subprocess.run([scripts / "rasp-compile", AAB, "--emit", weights], check=True, capture_output=True)
+    done = subprocess.run([scripts / "rasp-run", weights, "aabaa"], check=True, capture_output=True, text=True)
     assert done.stdout == "aabaa :: baabaabaab\n"
+    version = subprocess.run([scripts / "rasp-run", "--version"], check=True, capture_output=True, text=True)
+    assert version.stdout == f"rasp-run {importlib.metadata.version('rasp-compile')}\n"
 
 
 def test_no_opt_switches_passes_off(capsys):
@@ -315,7 +323,7 @@ def test_emit_needs_a_file_it_can_write(capsys, tmp_path):
 def test_options_may_come_before_the_positionals(capsys, aab):
     assert run(capsys, run_cmd.main, aab, "--steps", 3, "aa") == (0, "aa :: baa\n", "")
     assert run(capsys, run_cmd.main, "--steps", 3, aab, "aa") == (0, "aa :: baa\n", "")
-    assert run(capsys, run_cmd.main, aab, "--samples", 5, "aa") == (0, "aa :: baabaabaab\n", "")
+    assert run(capsys, run_cmd.main, aab, "--json", "aa")[0] == 0
     assert run_json(capsys, run_cmd.main, aab, "--flops", "aabaa") == run_json(capsys, run_cmd.main, aab, "aabaa", "--flops")
     assert run(capsys, run_cmd.main, "--score", AAB_TEXT, "--skip", 2, aab) == (0, "27/27 (100.0%)\n", "")
     assert "unrecognized arguments: b" in one_line_error(capsys, run_cmd.main, aab, "--steps", 3, "a", "b")
@@ -404,3 +412,101 @@ def test_a_closed_standard_output_is_one_line_and_status_2(aab):
     done = subprocess.run(f"{sys.executable} -m rasp_compile.cli.run_cmd {aab} aab >&-", shell=True,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr == "error: standard output is closed\n"
+
+
+def test_every_flag_is_honoured_or_refused_with_a_reason(capsys, aab):
+    for argv, flag in [((aab, "aa", "--skip", 1), "--skip"), ((aab, "aa", "--seed", 1), "--seed"),
+                       ((aab, "aa", "--samples", 9), "--samples"), ((aab, "--accuracy", "--steps", 2), "--steps"),
+                       ((aab, "aa", "--trace", "--steps", 2), "--steps"), ((aab, "--score", "abab", "--seed", 2), "--seed"),
+                       ((aab, "aa", "--max-len", 9), "--max-len"), ((aab, "aa", "--dtype", "float64"), "--dtype"),
+                       ((aab, "aa", "--no-opt", "prune"), "--no-opt")]:
+        err = one_line_error(capsys, run_cmd.main, *argv)
+        assert f"{flag} applies only" in err, err
+
+
+def test_samples_and_seed_say_when_every_input_is_run(capsys, aab):
+    status, out, err = run(capsys, run_cmd.main, aab, "--accuracy", "--samples", 50, "--seed", 4, "--json")
+    assert status == 0 and json.loads(out)["mode"] == "exhaustive"
+    assert err.startswith("note: --samples and --seed did not apply: every one of the 62 inputs")
+
+
+def test_rasp_run_compiles_a_program_with_the_compiler_flags(capsys):
+    plain = run_json(capsys, run_cmd.main, AAB, "aabaa", "--no-opt", "all", "--flops")
+    assert plain["model"]["whole"] == count_flops(compile(load_program(AAB), disabled=OPTIMIZATIONS), 6)
+    longer = run_json(capsys, run_cmd.main, AAB, "aabaabaa", "--max-len", 8, "--dtype", "float64", "--trace")
+    assert len(longer["positions"]) == 9  # BOS and 8 tokens: beyond the program's own max_len 5
+    reverse = PROGRAMS / "reverse.rasp"  # not causal: an input longer than max_len is refused
+    assert "longer than max_len 8" in one_line_error(capsys, run_cmd.main, reverse, "1 2 3 1 2 3 1 2 3")
+    assert run_json(capsys, run_cmd.main, reverse, "1 2 3 1 2 3 1 2 3", "--max-len", 9)["output"][0] == 3
+
+
+def test_version(capsys):
+    expected = importlib.metadata.version("rasp-compile")
+    for main, name in ((compile_cmd.main, "rasp-compile"), (run_cmd.main, "rasp-run")):
+        assert run(capsys, main, "--version") == (0, f"{name} {expected}\n", "")
+
+
+def test_a_program_error_on_the_input_is_said_with_status_1(capsys, tmp_path):
+    conflict = tmp_path / "conflict.rasp"  # an input holding both tokens selects two values
+    conflict.write_text("vocab {a, b}\nmax_len 3\nx = aggregate(select(tokens, tokens, true), tokens)\noutput x\n")
+    status, out, err = run(capsys, run_cmd.main, conflict, "ab")
+    assert status == 1 and "none" in out
+    assert err.startswith(f"{conflict}:3:5: error: 'x' selects different values") and "is in error on this input" in err
+    status, out, err = run(capsys, run_cmd.main, conflict, "ab", "--json")
+    assert status == 1 and "selects different values" in json.loads(out)["program_error"]
+    assert run(capsys, run_cmd.main, conflict, "aa")[0] == 0
+    weights = tmp_path / "conflict.npz"  # from a weights file: its meta.source, checked the same way
+    assert run(capsys, compile_cmd.main, conflict, "--emit", weights)[0] == 0
+    status, out, err = run(capsys, run_cmd.main, weights, "ab")
+    assert status == 1 and err.startswith(f"{weights}:meta.source:3:5: error: 'x' selects different values")
+    decoder = tmp_path / "decoder.rasp"  # causal; errs once the window holds both tokens
+    decoder.write_text("vocab {a, b}\nmax_len 3\ncausal\n"
+                       "output aggregate(select(tokens, tokens, true), tokens, default=\"a\")\n")
+    assert run(capsys, run_cmd.main, decoder, "a", "--steps", 2) == (0, "a :: aa\n", "")
+    status, out, err = run(capsys, run_cmd.main, decoder, "ab", "--steps", 2)
+    assert (status, out) == (1, "ab :: aa\n") and "is in error on this input" in err
+
+
+def test_accuracy_refuses_a_source_that_is_not_the_weights_program(capsys, tmp_path, aab):
+    model = load(aab)
+    model.meta["source"] = model.meta["source"].replace("vocab {a, b}", "vocab {a, b, c}")
+    assert "vocab {a, b, c}" in model.meta["source"]
+    other = tmp_path / "other_vocab.npz"
+    save(model, other)
+    err = one_line_error(capsys, run_cmd.main, other, "--accuracy")
+    assert "meta.source is not the program of these weights (its vocab is not the model's)" in err
+
+
+def test_ctrl_c_stops_without_a_traceback_and_leaves_no_partial_output(tmp_path):
+    """SIGINT in the middle of long work (an --accuracy at max_len 1,000 runs for many minutes):
+    status 130, one line, no traceback."""
+    process = subprocess.Popen([sys.executable, "-m", "rasp_compile.cli.run_cmd", AAB, "--accuracy", "--max-len", "1000"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(5)  # past the imports (a second), well inside the work (many minutes)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out, err) == (130, "", "interrupted\n")
+    body = ("import sys; from rasp_compile.cli.common import Parser, run_edge\n"
+            "def body(args):\n    raise KeyboardInterrupt\n"
+            "sys.exit(run_edge(body, Parser(prog='x'), []))")
+    done = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
+
+
+def test_the_summary_shortens_long_names_and_vocabs(capsys, tmp_path):
+    long = tmp_path / "long.rasp"
+    name = "x" * 100_000
+    long.write_text("vocab {" + ", ".join(map(str, range(100))) + f"}}\nmax_len 2\n{name} = tokens\noutput {name}\n")
+    status, out, _ = run(capsys, compile_cmd.main, long)
+    assert status == 0 and len(out) < 5_000 and "(100,000 characters)" in out and "… (100 tokens)" in out
+    assert run_json(capsys, compile_cmd.main, long)["program"]["output"] == name  # JSON keeps it whole
+
+
+def test_a_long_run_is_checked_within_a_budget_and_says_so(capsys, aab, monkeypatch):
+    from rasp_compile.cli import reference
+
+    monkeypatch.setattr(reference, "CHECKED_PAIRS", 30)  # windows of 5 tokens: 25 pairs, then 50
+    status, out, err = run(capsys, run_cmd.main, aab, "aabaa", "--steps", 4)
+    assert (status, out) == (0, "aabaa :: baab\n")
+    assert err == "note: the program was checked on the first 1 of the 4 inputs the model read " \
+                  "(the interpreter is slow at this length)\n"

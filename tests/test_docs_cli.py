@@ -6,7 +6,9 @@ failure names the doc, the figure, and the command that regenerates it."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import importlib.util
 from functools import cache
 from pathlib import Path
@@ -179,3 +181,39 @@ def test_flops_doc_closed_form():
         assert whole["total"] == 375 * positions + 23 * positions ** 2 and last["total"] == 375 + 23 * positions, (
             "docs/flops.md is stale: the compiled (aab)* no longer costs 375·N + 23·N² "
             f"(N = {positions}); rewrite 'What grows with n' from `rasp-run ... --flops --json`")
+
+
+# -- every one-line error example of docs/cli.md, run as written -----------------------------------
+
+def one_line_examples() -> list[tuple[str, str]]:
+    """(command, the error line the doc prints for it) for each `$ rasp-...` line of docs/cli.md
+    followed by a line holding `error:`."""
+    lines = doc_text(CLI).splitlines()
+    return [(command[2:], answer) for command, answer in zip(lines, lines[1:])
+            if command.startswith("$ rasp-") and "error:" in answer]
+
+
+def test_the_error_examples_are_what_the_commands_print(tmp_path, monkeypatch):
+    """Run in a folder holding `programs/` (a link), aab.npz, bad.rasp (the doc's) and link.npz (a
+    link to the program), the files the examples name; nope.rasp is missing on purpose."""
+    import shlex
+
+    from rasp_compile.cli import compile_cmd, run_cmd
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "programs").symlink_to(ROOT / "programs")
+    (tmp_path / "link.npz").symlink_to(tmp_path / "programs" / "aab.rasp")
+    (tmp_path / "bad.rasp").write_text("vocab {a, b}\nmax_len 5\nx = map(lambda t: t, tokenz)\noutput x\n")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert compile_cmd.main(["programs/aab.rasp", "--emit", "aab.npz"]) == 0
+    examples = one_line_examples()
+    assert len(examples) >= 14, "docs/cli.md lost its error examples"
+    mains = {"rasp-compile": compile_cmd.main, "rasp-run": run_cmd.main}
+    for command, answer in examples:
+        name, *argv = shlex.split(command)
+        errors = io.StringIO()
+        with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
+            status = mains[name](argv)
+        assert status in (1, 2) and errors.getvalue().splitlines()[0] == answer, (
+            f"docs/cli.md: `{command}` prints {errors.getvalue()!r}, the doc says {answer!r}")
+    assert (ROOT / "programs" / "aab.rasp").read_text().startswith("#")  # the refused --emit left it

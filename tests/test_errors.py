@@ -1,12 +1,15 @@
 """The malformed corpus: each program fails with the right class, at the right line and column,
 with a message that says what was expected."""
 
+import time
+
 import pytest
 
 import rasp_compile
 
 from rasp_compile import ir
 from rasp_compile.errors import (
+    Loc,
     RaspError,
     RaspNameError,
     RaspSyntaxError,
@@ -145,7 +148,7 @@ def test_format_error_shows_no_terminal_escapes_and_cuts_long_lines_around_the_c
     with pytest.raises(RaspValueError) as caught:
         parse_program(source)
     shown = format_error(caught.value, source, "prog.rasp")
-    assert "\x1b" not in shown and shown.splitlines()[1:] == ['vocab {"?[2J", "?[2J"}', " " * 15 + "^"]
+    assert "\x1b" not in shown and shown.splitlines()[1:] == ['vocab {"\\x1b[2J", "\\x1b[2J"}', " " * 18 + "^"]
     vocab = ", ".join([*(f"v{i}" for i in range(150)), "v7", *(f"v{i}" for i in range(150, 300))])
     source = f"vocab {{{vocab}}}\nmax_len 3\noutput tokens\n"
     with pytest.raises(RaspValueError) as caught:
@@ -184,7 +187,7 @@ def test_python_function_failure_is_named_once():
     for fn, named in [(inverse, "function inverse"), (lambda x: 1 / x, "a Python function")]:
         with pytest.raises(RaspValueError) as caught:
             infer_value_sets(ir.Program(ir.Map(fn, ir.indices), ("a",), 3))
-        assert caught.value.message == f"{named} fails on (0): division by zero"
+        assert caught.value.message == f"in the map: {named} fails on (0): division by zero"
 
 
 def test_crlf_line_ends_put_the_caret_where_lf_would():
@@ -256,3 +259,30 @@ def test_a_vocab_too_large_for_any_model_is_refused_before_the_graph_is_built():
     vocab = ", ".join(f"v{i}" for i in range(20_000))
     with pytest.raises(RaspValueError, match="at least 400,000,000 parameters"):
         compile_program(parse_program(f"vocab {{{vocab}}}\nmax_len 3\noutput tokens == \"v1\"\n"))
+
+
+def test_the_caret_counts_terminal_columns_for_wide_characters_and_escapes():
+    source = 'vocab {"日本", "日本"}\nmax_len 3\noutput tokens\n'
+    with pytest.raises(RaspValueError) as caught:
+        parse_program(source)
+    assert format_error(caught.value, source).splitlines()[1:] == ['vocab {"日本", "日本"}', " " * 15 + "^"]
+    wide = ", ".join(f'"\x1b字{i}"' for i in range(80))  # a line of about 800 columns, cut
+    source = f'vocab {{{wide}, "\x1b字7"}}\nmax_len 3\noutput tokens\n'
+    with pytest.raises(RaspValueError) as caught:
+        parse_program(source)
+    line, caret = format_error(caught.value, source).splitlines()[1:]
+
+    def columns(text: str) -> int:
+        return sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in text)
+
+    assert "\x1b" not in line and line.startswith("...") and columns(line) <= 3 + 120 + 3
+    before = next(i for i in range(len(line)) if columns(line[:i]) == len(caret) - 1)
+    assert line[before:].startswith('"\\x1b字7"}')  # the caret under the duplicate's quote
+
+
+def test_a_caret_in_a_line_of_megabytes_is_shown_at_once():
+    line = "x" * 2_000_000
+    start = time.monotonic()
+    shown = format_error(RaspError("m", Loc(1, 1_000_000)), line, "f").splitlines()
+    assert time.monotonic() - start < 0.5
+    assert shown[1] == "..." + "x" * 120 + "..." and shown[2] == " " * 63 + "^"

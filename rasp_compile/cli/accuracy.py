@@ -4,7 +4,9 @@ The program is `meta.source`, at the model's max_len. Inputs: every sequence of 
 when there are at most EXHAUSTIVE_LIMIT of them, else `samples` seeded random inputs (uniform
 length, then uniform tokens). Per length: sequences, positions, agreeing positions, percent.
 Inputs on which the program itself is in error (the interpreter raises RaspRuntimeError, e.g. a
-categorical aggregate selecting two values) are counted apart, not as disagreements.
+categorical aggregate selecting two values) are counted apart, not as disagreements. A source that
+cannot be the weights' program (another vocab, reference.source_mismatch) is refused; one that
+compiles to other weights than the file's is measured, and said so (reference.recompiled_differs).
 """
 
 from __future__ import annotations
@@ -12,21 +14,23 @@ from __future__ import annotations
 import random
 from itertools import product
 
-from rich.progress import Progress
 from rich.table import Table
 
 from ..errors import RaspRuntimeError
 from ..runtime.forward import input_vocab, predict
 from ..tools.interpret import evaluate, evaluate_many
 from ..runtime.model import Model
-from .common import CliError, reference_program
-from .tokens import join_tokens, same_value, value_text
+from ..safe_text import markup_safe
+from .common import CliError
+from .progress import progress_bar, shown_after, status
+from .reference import Reference, recompiled_differs, source_mismatch
+from ..runtime.token_text import value_text
+from .tokens import join_tokens, same_value
 
 EXHAUSTIVE_LIMIT = 100_000
 DEFAULT_SAMPLES = 2_000
 BATCH = 4_096  # inputs per model call and interpreter call
 SHOWN_DISAGREEMENTS = 5
-PROGRESS_FROM = 20_000  # inputs: fewer finish too fast for a progress bar to help
 
 
 def inputs_by_length(model: Model, samples: int, seed: int) -> tuple[str, dict[int, list]]:
@@ -42,17 +46,23 @@ def inputs_by_length(model: Model, samples: int, seed: int) -> tuple[str, dict[i
     return "sampled", chosen
 
 
-def measure(model: Model, weights_path: str, samples: int, seed: int, progress: bool) -> dict:
+def measure(model: Model, reference: Reference, samples: int, seed: int, progress: bool) -> dict:
     """Per-length agreement, the total, program errors and the first disagreements."""
-    program = reference_program(model, weights_path)
+    weights_path = reference.weights_path
+    program = reference.program()
     if program is None:
         raise CliError(f"error: {weights_path} holds no program source (meta.source); "
                        "--accuracy needs it to run the reference interpreter")
+    mismatch = source_mismatch(model, program)
+    if mismatch:
+        raise CliError(f"error: {weights_path}: meta.source is not the program of these weights ({mismatch}); "
+                       "--accuracy would compare the model with another program")
     mode, by_length = inputs_by_length(model, samples, seed)
     total = sum(map(len, by_length.values()))
     rows, disagreements, errors = [], [], []
-    with Progress(transient=True, disable=not progress or total < PROGRESS_FROM) as bar:
-        task = bar.add_task("comparing", total=total)
+    bar = progress_bar(progress)
+    with shown_after(bar):
+        task = bar.add_task("comparing with the interpreter", total=total)
         for n, inputs in by_length.items():
             row = {"length": n, "sequences": len(inputs), "positions": 0, "agree": 0, "program_errors": 0}
             for start in range(0, len(inputs), BATCH):
@@ -76,7 +86,16 @@ def measure(model: Model, weights_path: str, samples: int, seed: int, progress: 
               for key in ("sequences", "positions", "agree", "program_errors")}
     return {"mode": mode, "seed": seed if mode == "sampled" else None, "lengths": rows,
             "total": _with_percent(totals), "disagreements": disagreements[:SHOWN_DISAGREEMENTS],
-            "n_disagreeing_inputs": len(disagreements), "program_errors": errors[:SHOWN_DISAGREEMENTS]}
+            "n_disagreeing_inputs": len(disagreements), "program_errors": errors[:SHOWN_DISAGREEMENTS],
+            "recompiles_to_other_weights": _recompiled_differs(reference, progress)}
+
+
+def _recompiled_differs(reference: Reference, progress: bool) -> bool:
+    """recompiled_differs for a weights file (a model just compiled from its program is its program's)."""
+    if reference.compiled is not None:
+        return False
+    with status("compiling meta.source again, to compare", progress):
+        return recompiled_differs(reference.model, reference.program())
 
 
 def _interpret(program, batch: list) -> list:
@@ -116,13 +135,14 @@ def render(report: dict, console) -> None:
         console.print(f"{report['n_disagreeing_inputs']:,} inputs disagree; the first:")
         shown = Table("input", "expected", "got")
         for case in report["disagreements"]:
-            shown.add_row(case["input"], " ".join(case["expected"]), " ".join(case["got"]))
+            shown.add_row(*(markup_safe(text) for text in (case["input"], " ".join(case["expected"]),
+                                                          " ".join(case["got"]))))
         console.print(shown)
     if report["program_errors"]:
         errors = Table("input", "program error (the interpreter's)", title="inputs on which the program "
                        "is in error (not counted)", title_justify="left")
         for case in report["program_errors"]:
-            errors.add_row(case["input"], case["error"])
+            errors.add_row(markup_safe(case["input"]), markup_safe(case["error"]))
         console.print(errors)
 
 

@@ -2,13 +2,13 @@
 the project's exceptions into exit statuses), and loading programs and models.
 
 Exit statuses: 0 success, 1 an error in a program (docs/language.md format, with source line and caret),
-2 a bad command line, input or file (one line), 141 a reader that closed the output early.
+2 a bad command line, input or file (one line), 130 interrupted (Ctrl-C), 141 a reader that closed
+the output early.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import numpy as np
 
 from .. import ir
-from ..compiler import compile_program
-from ..errors import InputError, RaspError, WeightsError, format_error
-from ..frontend import load_program, parse_program
+from ..compiler import OPTIMIZATIONS, compile_program
+from ..errors import InputError, OutputError, RaspError, WeightsError, format_error
+from ..frontend import load_program
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model
 from ..runtime.weights_file import load
+from ..safe_text import terminal_safe, terminal_safe_lines
+from .progress import status
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,11 +63,49 @@ def whole_number(limit: int) -> Callable[[str], int]:
     return parse
 
 
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+def add_compile_flags(parser: Parser, applies: str = "") -> None:
+    """--max-len, --dtype and --no-opt, the compiler's options (`applies`: when they apply, for
+    --help). --dtype defaults to None, so that a caller can tell it was given; None is float32."""
+    parser.add_argument("--max-len", type=whole_number(MAX_LEN_LIMIT), metavar="N",
+                        help=f"{applies}override the program's max_len (1 to {MAX_LEN_LIMIT:,}, as in a program)")
+    parser.add_argument("--dtype", choices=DTYPES, help=f"{applies}weight dtype (default float32)")
+    parser.add_argument("--no-opt", action="append", default=[], metavar="NAME", choices=[*OPTIMIZATIONS, "all"],
+                        help=f"{applies}switch an optimisation pass off (repeatable; 'all' for the plain "
+                             "constructions): " + ", ".join(OPTIMIZATIONS))
+
+
+def compile_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of `compile_file` that add_compile_flags' flags give."""
+    disabled = tuple(OPTIMIZATIONS) if "all" in args.no_opt else tuple(args.no_opt)
+    return {"max_len": args.max_len, "dtype": DTYPES[args.dtype or "float32"], "disabled": disabled}
+
+
+def add_version(parser: Parser) -> None:
+    """--version: the installed package's version (looked up only when asked: a cold start stays fast)."""
+
+    class Version(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                shown = version("rasp-compile")
+            except PackageNotFoundError:  # run from a source tree that was never installed
+                shown = "unknown (not installed)"
+            print(f"{parser.prog} {shown}")
+            parser.exit()
+
+    parser.add_argument("--version", action=Version, nargs=0, help="print the version and exit")
+
+
 def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: list[str] | None) -> int:
     """Parse `argv` and run `body`; the only place where errors become messages and statuses."""
     if sys.stdout is None:  # started with standard output closed (`>&-`): nowhere to answer
         print("error: standard output is closed", file=sys.stderr)
         return 2
+    _escape_what_cannot_be_encoded()
     try:
         status = body(parser.parse_args(argv))
         sys.stdout.flush()  # here, not at exit: a reader that left is then a BrokenPipeError below
@@ -73,21 +113,32 @@ def run_edge(body: Callable[[argparse.Namespace], int], parser: Parser, argv: li
     except SystemExit as done:  # --help and --version exit through argparse
         return int(done.code or 0)
     except CliError as error:
-        print(error.message, file=sys.stderr)
+        print(terminal_safe_lines(error.message), file=sys.stderr)
         return error.status
-    except (InputError, WeightsError) as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (InputError, WeightsError, OutputError) as error:
+        print(f"error: {terminal_safe_lines(str(error))}", file=sys.stderr)
         return 2
     except RaspError as error:  # a program error outside `program_errors`: no source line to show
-        print(format_error(error, None), file=sys.stderr)
+        print(terminal_safe_lines(format_error(error, None)), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: no traceback; an output being written is left as it was
+        print("interrupted", file=sys.stderr)
+        return 130  # 128 + SIGINT, what a shell shows for a command stopped by Ctrl-C
     except BrokenPipeError:  # the reader left (`rasp-run ... | head`): stop quietly
         _quiet_stdout()
         return 141  # 128 + SIGPIPE: the status a shell shows for `cat` stopped by a closed pipe
     except OSError as error:  # standard output unwritable (a full disk, /dev/full)
         _quiet_stdout()
-        print(f"error: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        print(f"error: cannot write the output: {terminal_safe(str(error.strerror or error))}", file=sys.stderr)
         return 2
+
+
+def _escape_what_cannot_be_encoded() -> None:
+    """A character the output's encoding lacks (`é` with PYTHONIOENCODING=ascii) printed as its
+    escape, `\\xe9`, instead of failing: what Python already does on stderr."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _quiet_stdout() -> None:
@@ -117,38 +168,26 @@ def _text_or_none(path: str) -> str | None:
 
 
 def compile_file(
-    path: str, max_len: int | None = None, dtype=np.float32, disabled: tuple[str, ...] = ()
+    path: str, max_len: int | None = None, dtype=np.float32, disabled: tuple[str, ...] = (), progress: bool = False
 ) -> tuple[ir.Program, Model, ValueSets]:
     """The checked program of a `.rasp` file (at `max_len` if given), its compiled model,
-    without the optimisation passes named in `disabled`, and its value sets at that max_len."""
-    with program_errors(path):
+    without the optimisation passes named in `disabled`, and its value sets at that max_len.
+    `progress`: say on a terminal's stderr what is being compiled, when it takes a while."""
+    at = "" if max_len is None else f" at max_len {max_len:,}"
+    with program_errors(path), status(f"compiling {path}{at}", progress):
         program = load_program(path, max_len)
         value_sets = infer_value_sets(program)
         return program, compile_program(program, dtype=dtype, disabled=disabled, value_sets=value_sets), value_sets
 
 
-def load_model(path: str) -> Model:
-    """A weights file, or a `.rasp` program compiled on the fly."""
+def load_model(path: str, **options) -> tuple[Model, ir.Program | None]:
+    """A weights file, or a `.rasp` program compiled on the fly (with compile_file's `options`,
+    `progress` among them) and that program."""
     if path.endswith(".rasp"):
-        return compile_file(path)[1]  # (program, model, value sets)
-    return load(path)
-
-
-def reference_program(model: Model, weights_path: str) -> ir.Program | None:
-    """The program in `meta.source`, at the model's max_len; None when the file carries no source.
-    Its errors name `WEIGHTS:meta.source` (or the `.rasp` file a model was compiled from)."""
-    source = model.meta.get("source")
-    if source is None:
-        return None
-    filename = weights_path if weights_path.endswith(".rasp") else f"{weights_path}:meta.source"
-    if model.meta["max_len"] > MAX_LEN_LIMIT:  # a file may declare any; the interpreter would run for hours
-        raise WeightsError(f"{weights_path}: meta.max_len {model.meta['max_len']:,} is beyond what a program "
-                           f"may declare (1 to {MAX_LEN_LIMIT:,}): its source cannot be run at that length")
-    with program_errors(filename, source):
-        program = parse_program(source, filename)
-    if program.max_len != model.meta["max_len"]:
-        program = dataclasses.replace(program, max_len=model.meta["max_len"])
-    return program
+        program, model, _ = compile_file(path, **options)
+        return model, program
+    with status(f"loading {path}", options.get("progress", False)):
+        return load(path), None
 
 
 def check_one_pass(model: Model, tokens: list, flag: str) -> None:
@@ -172,4 +211,4 @@ def make_console() -> Console:
         def on_broken_pipe(self) -> None:  # rich's own exits with status 1; run_edge owns that case
             raise BrokenPipeError
 
-    return PipeConsole(file=sys.stdout, highlight=False)
+    return PipeConsole(file=sys.stdout, highlight=False, emoji=False)  # `:smile:` in a token stays text

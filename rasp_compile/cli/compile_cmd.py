@@ -12,21 +12,22 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
 
 from .. import ir
-from ..compiler import OPTIMIZATIONS
-from ..errors import special_file
+from ..errors import OutputError, special_file
 from ..tools.flops import count_flops
 from ..frontend.infer import ValueSets
-from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model, n_nonzero, n_params
+from ..runtime.atomic_write import check_output
 from ..runtime.weights_file import save
-from .common import CliError, Parser, compile_file, make_console, print_json, run_edge, whole_number
-from .tokens import value_text
+from .common import (CliError, Parser, add_compile_flags, add_version, compile_file, compile_options, make_console,
+                     print_json, run_edge)
+from ..safe_text import markup_safe, shortened
+from ..runtime.token_text import value_text
 
-DTYPES = {"float32": np.float32, "float64": np.float64}
 SHOWN_VALUES = 6  # values listed per s-op before "…"
+SHOWN_TOKENS = 20  # vocab tokens listed in the summary's first line before "…"
+SHOWN_NAME = 60  # characters of a name or value shown (shortened in the middle beyond)
 
 
 def file_name(text: str) -> str:
@@ -53,21 +54,26 @@ def emit_path(text: str) -> str:
     return text
 
 
+def check_emit(emit: str, program: str) -> None:
+    """OutputError when `--emit` would overwrite the program (under any name: `./p.rasp`, a link)
+    or a file that is not writable, or names a `.rasp` file, which rasp-run would read as a program."""
+    if emit.endswith(".rasp"):
+        raise OutputError(f"--emit {emit}: a name ending in .rasp is read as a program by rasp-run; "
+                          "give the weights file another name (OUT.npz)")
+    check_output(emit, [program])
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="rasp-compile", usage="%(prog)s PROGRAM.rasp [--emit OUT.npz] [options]",
                     description="Compile a .rasp program into transformer weights.")
     # PROGRAM.rasp is optional to argparse and required by _compile: argparse reports a missing
     # positional before an unknown flag, so `rasp-compile --bogus` would not name --bogus.
     parser.add_argument("program", metavar="PROGRAM.rasp", nargs="?", type=file_name, help="the program to compile")
-    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (docs/format.md) to this file; "
-                        "a name ending in .safetensors gets that format (docs/interop.md)")
-    parser.add_argument("--max-len", type=whole_number(MAX_LEN_LIMIT), metavar="N",
-                        help=f"override the program's max_len (1 to {MAX_LEN_LIMIT:,}, as in a program)")
-    parser.add_argument("--dtype", choices=DTYPES, default="float32", help="weight dtype (default float32)")
-    parser.add_argument("--no-opt", action="append", default=[], metavar="NAME", choices=[*OPTIMIZATIONS, "all"],
-                        help="switch an optimisation pass off (repeatable; 'all' for the plain constructions): "
-                             + ", ".join(OPTIMIZATIONS))
+    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (docs/format.md) to this file, whole or not at all; "
+                        "never over the program; a name ending in .safetensors gets that format (docs/interop.md)")
+    add_compile_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    add_version(parser)
     return parser
 
 
@@ -78,11 +84,12 @@ def main(argv: list[str] | None = None) -> int:
 def _compile(args) -> int:
     if args.program is None:
         raise CliError("rasp-compile: error: PROGRAM.rasp is required (see --help)")
-    disabled = tuple(OPTIMIZATIONS) if "all" in args.no_opt else tuple(args.no_opt)
-    program, model, value_sets = compile_file(args.program, args.max_len, DTYPES[args.dtype], disabled)
+    if args.emit is not None:  # before compiling: a refusal should not wait for the compiler
+        check_emit(args.emit, args.program)
+    program, model, value_sets = compile_file(args.program, **compile_options(args), progress=not args.json)
     if args.emit is not None:
         try:
-            save(model, args.emit)
+            save(model, args.emit, inputs=[args.program])
         except OSError as error:
             raise CliError(f"error: cannot write {args.emit}: {error.strerror or error}") from None
     report = summary(args.program, program, value_sets, model, args.emit)
@@ -126,16 +133,20 @@ def _natural(text: str):
 
 
 def render(report: dict, console) -> None:
+    """The summary as tables; every name and value from the program through `_shown`."""
     from rich.table import Table  # only the table output needs rich (common.make_console)
 
     program, model = report["program"], report["model"]
-    console.print(f"[bold]{program['name']}[/]  vocab {{{', '.join(program['vocab'])}}}  "
+    vocab = ", ".join(map(_shown, program["vocab"][:SHOWN_TOKENS]))
+    more = len(program["vocab"]) - SHOWN_TOKENS
+    vocab += f", … ({len(program['vocab']):,} tokens)" if more > 0 else ""
+    console.print(f"[bold]{_shown(program['name'])}[/]  vocab {{{vocab}}}  "
                   f"max_len {program['max_len']}  {'causal' if program['causal'] else 'not causal'}  "
-                  f"output {program['output']}")
+                  f"output {_shown(program['output'])}")
     sops = Table("s-op", "kind", "encoding", "values", "", title="s-ops", title_justify="left")
     for sop in program["sops"]:
-        shown = ", ".join(sop["values"][:SHOWN_VALUES]) + (", …" if sop["n_values"] > SHOWN_VALUES else "")
-        name = (sop["name"] or "-") + (" (output)" if sop["output"] else "")
+        shown = ", ".join(map(_shown, sop["values"][:SHOWN_VALUES])) + (", …" if sop["n_values"] > SHOWN_VALUES else "")
+        name = _shown(sop["name"] or "-") + (" (output)" if sop["output"] else "")
         sops.add_row(name, sop["kind"], sop["encoding"], str(sop["n_values"]), shown)
     console.print(sops)
     layers = Table("layer", "heads", "d_head", "d_mlp", title="model", title_justify="left")
@@ -147,7 +158,13 @@ def render(report: dict, console) -> None:
     console.print(f"FLOPs per forward at max_len ({model['flops_positions']} positions): "
                   f"{model['flops']['total']:,}")
     if report["emitted"]:
-        console.print(f"wrote {report['emitted']}")
+        console.print(f"wrote {markup_safe(report['emitted'])}")
+
+
+def _shown(text: str) -> str:
+    """A name or value of the program as the summary shows it: terminal-safe, markup escaped, at
+    most about SHOWN_NAME characters (a 100,000-character name would fill the screen)."""
+    return markup_safe(shortened(text, SHOWN_NAME))
 
 
 if __name__ == "__main__":  # python -m rasp_compile.cli.compile_cmd

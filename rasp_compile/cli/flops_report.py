@@ -11,18 +11,20 @@ from ..tools.direct_cost import direct_rule_cost
 from ..tools.flops import CONVENTIONS, count_flops
 from ..runtime.forward import encode
 from ..runtime.model import Model
-from .common import check_one_pass, program_errors, reference_program
+from ..safe_text import markup_safe
+from .common import check_one_pass, program_errors
+from .reference import Reference
 from .tokens import join_tokens
 
 DIRECT_FIELDS = ("lookups", "predicate_tests", "additions", "comparisons", "divisions", "total")
 
 
-def measure(model: Model, weights_path: str, tokens: list) -> dict:
+def measure(model: Model, reference: Reference, tokens: list) -> dict:
     """Model FLOPs and direct-rule counts (None without meta.source), whole and last position."""
     check_one_pass(model, tokens, "--flops")
     n_positions = len(encode(model, tokens))
     model_flops = {"whole": count_flops(model, n_positions), "last": count_flops(model, n_positions, last_only=True)}
-    program = reference_program(model, weights_path)
+    program = reference.program()
     direct = None
     if program is not None:
         with program_errors(program.filename, program.source):  # the program may fail on this input
@@ -39,7 +41,7 @@ def render(report: dict, console) -> None:
     model = report["model"]
     bos = " incl. BOS" if report["bos"] else ""
     table = Table("component", "whole sequence", "last position",
-                  title=f"model FLOPs on {report['input']} ({report['n_positions']} positions{bos})",
+                  title=f"model FLOPs on {markup_safe(report['input'])} ({report['n_positions']} positions{bos})",
                   title_justify="left")
     for component in model["whole"]:
         table.add_row(component, f"{model['whole'][component]:,}", f"{model['last'][component]:,}",

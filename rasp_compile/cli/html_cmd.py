@@ -9,14 +9,13 @@ REPORT path naming WEIGHTS (or a link to it) is refused before anything is writt
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from rich.markup import escape
 
 from ..errors import special_file
+from ..runtime.atomic_write import check_output, write_atomically
 from ..runtime.model import Model
-from ..safe_text import terminal_safe
+from ..safe_text import markup_safe, terminal_safe
 from ..tools.html_report import report
 from ..tools.trace import Trace
 from .common import CliError, check_one_pass
@@ -41,29 +40,20 @@ def html_path(text: str) -> str:
     return text
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # the report does not exist yet
-        return False
-
-
 def write(model: Model, weights: str, tokens: list, out: str) -> dict:
-    """Write the report of `tokens` to `out`; CliError when `out` is the weights file itself."""
-    if _same_file(out, weights):
-        raise CliError(f"error: --html {terminal_safe(out)} names the input file {terminal_safe(weights)}; "
-                       "refusing to overwrite it "
-                       "(choose another name for the report)")
+    """Write the report of `tokens` to `out`, whole or not at all, never over the weights file
+    (runtime/atomic_write: OutputError when `out` is WEIGHTS under any name)."""
+    check_output(out, [weights])
     check_one_pass(model, tokens, "--html")
     text = report(Trace(model, tokens), title=f"{Path(weights).name}: {join_tokens(model, tokens)}")
+    data = text.encode("utf-8")
     try:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_atomically(out, data, [weights])
     except OSError as error:
         raise CliError(f"error: cannot write {terminal_safe(out)}: {error.strerror or error}") from None
-    return {"html": out, "bytes": len(text.encode("utf-8"))}
+    return {"html": out, "bytes": len(data)}
 
 
 def render(written: dict, console) -> None:
-    console.print(f"wrote {escape(terminal_safe(written['html']))} ({written['bytes'] / 1024:.0f} KB)",
+    console.print(f"wrote {markup_safe(written['html'])} ({written['bytes'] / 1024:.0f} KB)",
                   highlight=False)

@@ -16,8 +16,13 @@ from ..runtime.forward import can_complete, complete, predict
 from ..runtime.model import Model
 from . import accuracy, flops_report, html_cmd, score, trace_report
 from .compile_cmd import file_name
-from .common import CliError, Parser, load_model, make_console, print_json, run_edge, whole_number
-from .tokens import join_tokens, split_input, value_text
+from ..safe_text import markup_safe, terminal_safe
+from .progress import status
+from .reference import Reference, first_program_error
+from .common import (CliError, Parser, add_compile_flags, add_version, compile_options, 
+                     load_model, make_console, print_json, run_edge, whole_number)
+from ..runtime.token_text import split_input, value_text
+from .tokens import join_tokens
 
 DEFAULT_STEPS = 10
 MAX_STEPS = 10_000
@@ -27,7 +32,8 @@ USAGE = """%(prog)s WEIGHTS INPUT [--steps N] [--json]
        %(prog)s WEIGHTS --score TEXT [--skip K] [--json]
        %(prog)s WEIGHTS INPUT --flops [--json]
        %(prog)s WEIGHTS INPUT --trace [--json]
-       %(prog)s WEIGHTS INPUT --html REPORT.html"""
+       %(prog)s WEIGHTS INPUT --html REPORT.html
+       %(prog)s PROGRAM.rasp ... [--max-len N] [--dtype D] [--no-opt NAME]..."""
 
 
 class IntermixedParser(Parser):
@@ -58,13 +64,15 @@ def build_parser() -> Parser:
                          help="the residual stream decoded per layer, and attention heatmaps")
     reports.add_argument("--html", type=html_cmd.html_path, metavar="REPORT.html",
                          help="write a self-contained page: source, decoded residual stream, attention, weights")
-    parser.add_argument("--skip", type=int, default=0, metavar="K",
+    parser.add_argument("--skip", type=int, metavar="K",
                         help="with --score: predictions not counted at the start (default 0)")
-    parser.add_argument("--samples", type=whole_number(accuracy.EXHAUSTIVE_LIMIT), default=accuracy.DEFAULT_SAMPLES,
-                        metavar="N", help=f"with --accuracy: random inputs when there are more than "
-                                          f"{accuracy.EXHAUSTIVE_LIMIT:,} (default {accuracy.DEFAULT_SAMPLES:,})")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="with --accuracy: the sample's seed")
+    parser.add_argument("--samples", type=whole_number(accuracy.EXHAUSTIVE_LIMIT), metavar="N",
+                        help=f"with --accuracy: random inputs when there are more than "
+                             f"{accuracy.EXHAUSTIVE_LIMIT:,} (default {accuracy.DEFAULT_SAMPLES:,})")
+    parser.add_argument("--seed", type=int, metavar="S", help="with --accuracy: the sample's seed (default 0)")
+    add_compile_flags(parser, applies="when WEIGHTS is a .rasp program: ")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    add_version(parser)
     return parser
 
 
@@ -81,24 +89,98 @@ def _run(args) -> int:
     if not takes_input and args.input is not None:
         raise CliError(f"rasp-run: error: {'--accuracy' if args.accuracy else '--score'} "
                        f"takes no INPUT, got {args.input!r} (see --help)")
-    model = load_model(args.weights)
+    refuse_unused_flags(args)
+    model, compiled = load_model(args.weights, **compile_options(args), progress=not args.json)
+    reference = Reference(model, args.weights, compiled)
     if args.accuracy:
-        report = accuracy.measure(model, args.weights, args.samples, args.seed,
-                                  progress=not args.json and make_console().is_terminal)
+        report = accuracy.measure(model, reference, args.samples or accuracy.DEFAULT_SAMPLES, args.seed or 0,
+                                  progress=not args.json)
+        _notes(args, report)
         return _show(args, report, accuracy.render)
     if args.score is not None:
         _needs_completion(model, "--score")
-        return _show(args, score.measure(model, split_input(model, args.score), args.skip), score.render)
+        text = split_input(model, args.score)
+        with status(f"scoring {len(text):,} tokens", not args.json):
+            report = score.measure(model, text, args.skip or 0)
+        return _show_checked(args, reference, report, score.render, score.windows(model, text))
     tokens = split_input(model, args.input)
     if args.flops:
-        return _show(args, flops_report.measure(model, args.weights, tokens), flops_report.render)
+        return _show(args, flops_report.measure(model, reference, tokens), flops_report.render)
     if args.trace:
-        return _show(args, trace_report.measure(model, tokens), trace_report.render)
+        return _show_checked(args, reference, trace_report.measure(model, tokens), trace_report.render, [tokens])
     if args.html is not None:
-        return _show(args, html_cmd.write(model, args.weights, tokens, args.html), html_cmd.render)
+        return _show_checked(args, reference, html_cmd.write(model, args.weights, tokens, args.html),
+                             html_cmd.render, [tokens])
     if args.steps is not None:
         _needs_completion(model, "--steps")
-    return _show(args, outputs(model, tokens, args.steps or DEFAULT_STEPS), render_outputs)
+    with status("running the model", not args.json):
+        report = outputs(model, tokens, args.steps or DEFAULT_STEPS)
+    return _show_checked(args, reference, report, render_outputs, _windows(model, report))
+
+
+REPORT_FLAGS = ("--accuracy", "--score", "--flops", "--trace", "--html")
+FLAG_APPLIES = {"--steps": None, "--skip": "--score", "--samples": "--accuracy", "--seed": "--accuracy"}
+"""Which report each flag belongs to (None: running the model on INPUT, no report flag)."""
+
+
+def refuse_unused_flags(args) -> None:
+    """CliError naming a flag given where it does nothing: every flag is honoured or refused."""
+    report = next((flag for flag in REPORT_FLAGS if getattr(args, flag[2:]) not in (None, False)), None)
+    for flag, applies in FLAG_APPLIES.items():
+        if getattr(args, flag[2:]) is not None and applies != report:
+            where = f"with {applies}" if applies else "when running the model on INPUT"
+            raise CliError(f"rasp-run: error: {flag} applies only {where}, not with "
+                           f"{report or 'INPUT alone'} (see --help)")
+    compiler_flags = [flag for flag, given in (("--max-len", args.max_len is not None),
+                                               ("--dtype", args.dtype is not None),
+                                               ("--no-opt", bool(args.no_opt))) if given]
+    if compiler_flags and not args.weights.endswith(".rasp"):
+        raise CliError(f"rasp-run: error: {compiler_flags[0]} applies only when WEIGHTS is a .rasp program, "
+                       "compiled on the fly; a weights file is compiled already (rasp-compile "
+                       f"{compiler_flags[0]} ... --emit OUT.npz makes another)")
+
+
+def _notes(args, report: dict) -> None:
+    """Say on stderr what the --accuracy figures do not show: --samples / --seed that did not apply
+    (every input was compared), or weights that are not what their meta.source compiles to."""
+    if report["recompiles_to_other_weights"]:
+        print(f"note: {terminal_safe(args.weights)} holds other weights than its meta.source compiles to now "
+              "(edited weights, or another version of the compiler): the figures compare these weights "
+              "with that source", file=sys.stderr)
+    given = [flag for flag in ("--samples", "--seed") if getattr(args, flag[2:]) is not None]
+    if given and report["mode"] == "exhaustive":
+        print(f"note: {' and '.join(given)} did not apply: every one of the {report['total']['sequences']:,} "
+              f"inputs up to max_len was compared (a sample is drawn only beyond "
+              f"{accuracy.EXHAUSTIVE_LIMIT:,})", file=sys.stderr)
+
+
+def _windows(model: Model, report: dict) -> list[list]:
+    """The inputs the model read to give `report` (outputs): each completion step's window, or
+    the input itself (a causal model reads a longer one through windows of max_len)."""
+    max_len = model.meta["max_len"]
+    tokens = report["input"]
+    if "continuation" in report:
+        sequence = tokens + report["continuation"]
+        return [sequence[:n][-max_len:] for n in range(len(tokens), len(sequence))]
+    if len(tokens) <= max_len:
+        return [tokens]
+    return [tokens[n - max_len:n] for n in range(max_len, len(tokens) + 1)]
+
+
+def _show_checked(args, reference: Reference, report: dict, render, windows: list[list]) -> int:
+    """Show `report`, then, when the program (meta.source) is itself in error on one of the inputs
+    the model read, that error on stderr and exit status 1: the model's outputs there mean nothing."""
+    error, checked = first_program_error(reference, windows)
+    if args.json:
+        report = {**report, "program_error": None if error is None else error.message}
+    _show(args, report, render)
+    if error is None:
+        if checked < len(windows):
+            print(f"note: the program was checked on the first {checked:,} of the {len(windows):,} inputs "
+                  "the model read (the interpreter is slow at this length)", file=sys.stderr)
+        return 0
+    raise CliError(f"{error.shown}\nthe program itself is in error on this input: the model's outputs "
+                   "above follow no program", status=1)
 
 
 def _needs_completion(model: Model, flag: str) -> None:
@@ -134,11 +216,11 @@ def outputs(model: Model, tokens: list, steps: int = DEFAULT_STEPS) -> dict:
 
 def render_outputs(report: dict, console) -> None:
     if "text" in report:
-        print(report["text"])
+        print(terminal_safe(report["text"]))
         return
     table = Table("position", "input", "output")
     for i, (token, value) in enumerate(zip(report["input"], report["output"])):
-        table.add_row(str(i), value_text(token), value_text(value))
+        table.add_row(str(i), markup_safe(value_text(token)), markup_safe(value_text(value)))
     console.print(table)
 
 

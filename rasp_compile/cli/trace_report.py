@@ -16,15 +16,14 @@ BOS position and the `bos` dimension are hidden.
 from __future__ import annotations
 
 import numpy as np
-from rich.markup import escape
 from rich.table import Table
 
 from ..runtime.model import Model
-from ..safe_text import terminal_safe
+from ..safe_text import markup_safe
 from ..tools.decode import AMBIGUOUS, decode
 from ..tools.trace import Trace
 from .common import check_one_pass
-from .tokens import value_text
+from ..runtime.token_text import value_text
 
 READ_OUT = "read-out"
 SHOWN_WEIGHT = 0.005  # a pattern weight below this is a blank cell
@@ -51,15 +50,10 @@ def measure(model: Model, tokens: list) -> dict:
             "attention": attention}
 
 
-def _safe(text: str) -> str:
-    """Outside text for a rich console: terminal-safe, and no markup."""
-    return escape(terminal_safe(text))
-
-
 def _shown(value) -> str:
     if isinstance(value, float):
         return f"{value:.3g}"
-    return "?" if value == AMBIGUOUS and not isinstance(value, bool) else _safe(value_text(value))
+    return "?" if value == AMBIGUOUS and not isinstance(value, bool) else markup_safe(value_text(value))
 
 
 def _short_stage(stage: str) -> str:
@@ -86,12 +80,12 @@ def _panels(widths: list[int], room: int) -> list[list[int]]:
 
 def render(report: dict, console) -> None:
     first, positions = report["first_token"], report["positions"]
-    tokens = [_safe(p) for p in positions[first:]]
+    tokens = [markup_safe(p) for p in positions[first:]]
     console.print("[bold]heads[/]")
     for head in report["heads"]:
-        console.print(f"  {_safe(head['place']):<11} {_safe(head['title'])}")
+        console.print(f"  {markup_safe(head['place']):<11} {markup_safe(head['title'])}")
         if head["definitions"]:
-            console.print(f"  {'':<11}   where {_safe(head['definitions'])}")
+            console.print(f"  {'':<11}   where {markup_safe(head['definitions'])}")
     if not report["heads"]:
         console.print("  (none)")
     writers: dict[str, list[str]] = {}
@@ -99,7 +93,7 @@ def render(report: dict, console) -> None:
         for name in stage["written"]:
             writers.setdefault(name, []).append(_short_stage(stage["stage"]))
     last = report["stages"][-1]["values"]
-    rows = [(_safe(name), " + ".join(stages), [_shown(v) for v in last[name]]) for name, stages in writers.items()]
+    rows = [(markup_safe(name), " + ".join(stages), [_shown(v) for v in last[name]]) for name, stages in writers.items()]
     label_width = max((len(r[0]) for r in rows), default=4) + max((len(r[1]) for r in rows), default=10) + 7
     widths = [max(len(token), *(len(r[2][j]) for r in rows)) for j, token in enumerate(tokens)]
     for panel in _panels(widths, max(console.width - label_width, 10)):
@@ -109,8 +103,8 @@ def render(report: dict, console) -> None:
             table.add_row(name, stages, *(values[j] for j in panel), style="bold" if stages == READ_OUT else "")
         console.print(table, no_wrap=True, crop=False)
     for head in report["attention"]:
-        console.print(f"[bold]{_safe(head['title'])}[/]")
-        heatmap = Table("query \\ key", *(_safe(p) for p in positions), box=None, padding=(0, 1))
+        console.print(f"[bold]{markup_safe(head['title'])}[/]")
+        heatmap = Table("query \\ key", *(markup_safe(p) for p in positions), box=None, padding=(0, 1))
         for label, row in zip(tokens, head["pattern"][first:]):
             heatmap.add_row(label, *(_cell(w) for w in row))
         console.print(heatmap, crop=False)

@@ -20,8 +20,8 @@ rounding is relative to the values it averages, which this bound (the largest of
 overstate; only a map cancelling a large constant can lose it, and that is left to the user.
 
 The step windows leave the other half of the flat quarter-gap to attention leak (margins.py).
-A failing check is a `RaspPrecisionError` at the s-op, naming the values and the dtype that
-would hold them; in float32 that happens only for large numbers (around 10^5 with gaps of a
+A failing check is a `RaspPrecisionError` at the s-op, naming the values, and the dtype that
+would hold them only when that dtype passes these checks and the size budget (or why it would not); in float32 that happens only for large numbers (around 10^5 with gaps of a
 fraction) or cancellations, in float64 practically never.
 """
 
@@ -30,7 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
-from ..errors import RaspPrecisionError
+from ..errors import RaspError, RaspPrecisionError
+from .budget import check_budget
+from .layout import lay_out
 from .margins import STEP_WINDOW
 from .ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op, Var
 
@@ -70,13 +72,34 @@ def rounding_error(var: Var, carried: dict[Var, float], dtype) -> float:
 
 
 def check_precision(graph: Graph, dtype) -> None:
-    """Raise RaspPrecisionError where `dtype` cannot decode or output a number exactly."""
+    """Raise RaspPrecisionError where `dtype` cannot decode or output a number exactly, with
+    advice that is checked to work (_advice)."""
+    try:
+        _check(graph, dtype)
+    except RaspPrecisionError as error:
+        raise RaspPrecisionError(error.message + _advice(graph, dtype), error.loc) from None
+
+
+def _advice(graph: Graph, dtype) -> str:
+    """"; compile with --dtype float64" when float64 would compile the graph (its precision and its
+    size checked here, as the compiler checks them next), else why float64 would not do either."""
+    if np.dtype(dtype) == np.float64:
+        return ""
+    try:
+        _check(graph, np.float64)
+        check_budget(graph, lay_out(graph))
+    except RaspError as wider:
+        return f"; float64 would not do either: {wider.message}"
+    return "; compile with --dtype float64 (dtype=numpy.float64 from Python), which holds them"
+
+
+def _check(graph: Graph, dtype) -> None:
     carried = carried_magnitudes(graph.ops)
     for var, largest in carried.items():
         if not largest <= float(np.finfo(dtype).max):  # also NaN
             raise RaspPrecisionError(
                 f"{_name(var)} takes or goes through the value {largest:.6g}, which "
-                f"{np.dtype(dtype).name} cannot hold" + ("" if dtype == np.float64 else "; compile with --dtype float64"),
+                f"{np.dtype(dtype).name} cannot hold",
                 var.loc,
             )
     for op in graph.ops:
@@ -102,7 +125,7 @@ def _check_steps(number: Var, answers: list, carried: dict[Var, float], dtype, r
     raise RaspPrecisionError(
         f"{_name(reader)} must tell apart values of {_name(number)} only {min(gaps):.3g} apart, but "
         f"they are computed through numbers as large as {carried[number]:.6g}, which "
-        f"{np.dtype(dtype).name} rounds by up to {error:.2g}; compile with --dtype float64",
+        f"{np.dtype(dtype).name} rounds by up to {error:.2g}",
         reader.loc or number.loc,
     )
 

@@ -19,7 +19,8 @@ from numbers import Number
 import numpy as np
 
 from .. import ir
-from ..errors import RaspTypeError, RaspValueError
+from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
+from ..safe_text import shortened
 from .lambda_eval import FailedOn, literal, text
 
 MAX_VALUES = 100_000
@@ -127,16 +128,16 @@ def call_checked(fn: ir.Fn, args: tuple, node: ir.Node | None):
     except Exception as failure:  # any failure of user code: the lambda evaluator's or Python's
         if isinstance(failure, FailedOn):
             args, failure = failure.values, failure.cause
-        shown = ", ".join(repr(a) for a in args)
+        shown = ", ".join(shortened(repr(a)) for a in args)
         loc = fn.loc or (node.loc if node is not None else None)
-        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {failure}", loc) from None
+        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {shortened(str(failure))}", loc) from None
 
 
 def describe_fn(fn: ir.Fn) -> str:
     """How a function reads in a message: a lambda as written (`lambda i: 1 / i`), an operator of
     the sugar (`operator x + 1`), a Python function of the embedded API by name (`function f`)."""
     if re.match(r"lambda\b", fn.text):
-        return fn.text
+        return shortened(fn.text)
     if fn.text.isidentifier():
         return f"function {fn.text}"
     if fn.text.startswith("<"):  # "<lambda>", "<python function>": Python gives no better name
@@ -182,19 +183,23 @@ def nullable_sops(program: ir.Program) -> set:
 def infer_value_sets(program: ir.Program) -> ValueSets:
     """The value set of every s-op of `program`; checks every lambda on every combination."""
     sets: ValueSets = {}
-    n = program.max_len
     nullable = nullable_sops(program)
     for node in program.nodes():
-        if isinstance(node, ir.Select):
-            _check_predicate(node, sets)
-            continue
-        if isinstance(node, ir.Selector):
-            continue
-        values = _values_of(node, sets, program, n)
-        if node.encoding == ir.NUMERICAL and any(child in nullable for child in node.children()):
-            values.add(0)  # a numerical map of none is 0
-        sets[node] = _checked_set(values, node)
+        try:
+            if isinstance(node, ir.Select):
+                _check_predicate(node, sets)
+            elif not isinstance(node, ir.Selector):
+                sets[node] = _value_set(node, sets, program, nullable)
+        except RaspError as error:
+            raise attributed(error, describe(node)) from None
     return sets
+
+
+def _value_set(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set) -> frozenset:
+    values = _values_of(node, sets, program, program.max_len)
+    if node.encoding == ir.NUMERICAL and any(child in nullable for child in node.children()):
+        values.add(0)  # a numerical map of none is 0
+    return _checked_set(values, node)
 
 
 def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> set:

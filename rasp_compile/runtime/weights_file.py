@@ -1,9 +1,9 @@
 """Saving and loading the `.npz` weights file of docs/format.md.
 
-`save` writes one `numpy.savez` file: `meta` as a 0-d unicode array holding JSON, every other array
-under its flat key, float32 unless the model's arrays are float64. `load` reads with
-`allow_pickle=False` (always: a weights file never runs code) and refuses anything it cannot trust
-with a one-line `WeightsError`, then validates the model like the compiler does. It reads every
+`save` writes one `numpy.savez` file, atomically (atomic_write.py): `meta` as a 0-d unicode array
+holding JSON, every other array under its flat key, float32 unless the model's arrays are float64.
+`load` reads with `allow_pickle=False` (always: a weights file never runs code) and refuses anything
+it cannot trust with a one-line `WeightsError`, then validates the model like the compiler does. It reads every
 member's .npy header, and checks the dtypes and shapes against meta, before reading any data, so a
 header claiming a huge shape or a decompression bomb is refused without allocating it.
 """
@@ -18,13 +18,14 @@ import warnings
 import zipfile
 import zlib
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 
 from ..compiler.budget import MAX_PARAMETERS
 from ..errors import WeightsError, special_file
 from . import safetensors_file
+from .atomic_write import write_atomically
 from .model import Model, check_structure, check_values, validate
 
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with members / an empty zip
@@ -38,17 +39,17 @@ NPY_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0,
 MAX_MODEL_BYTES = 2 * MAX_PARAMETERS * np.dtype(np.float64).itemsize  # 1.6 GB
 
 
-def save(model: Model, path: str | os.PathLike) -> None:
-    """Validate the model and write it to exactly `path` (no `.npz` appended); a path ending in
-    `.safetensors` gets that format (docs/interop.md)."""
+def save(model: Model, path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Validate the model and write it to exactly `path` (no `.npz` appended), whole or not at all
+    (atomic_write: never a half-written file, never over one of `inputs`, the files the caller read).
+    A path ending in `.safetensors` gets that format (docs/interop.md)."""
     validate(model)
+    if is_safetensors(path):
+        write_atomically(path, safetensors_file.to_bytes(model), inputs)
+        return
     dtype = np.float64 if model.dtype == np.float64 else np.float32
     arrays = {key: array.astype(dtype) for key, array in model.params.items()}
-    with open(path, "wb") as f:
-        if is_safetensors(path):
-            f.write(safetensors_file.to_bytes(model))
-        else:
-            np.savez(f, meta=np.array(json.dumps(model.meta)), **arrays)
+    write_atomically(path, lambda f: np.savez(f, meta=np.array(json.dumps(model.meta)), **arrays), inputs)
 
 
 def is_safetensors(path: str | os.PathLike) -> bool:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from .. import ir
-from ..errors import InputError, RaspRuntimeError, RaspValueError
+from ..errors import InputError, RaspError, RaspRuntimeError, RaspValueError, attributed
+from ..safe_text import shortened
 from ..frontend.infer import call_checked, describe, exact_mean
 
 Row = list  # list[bool]: which keys one query selects
@@ -84,8 +85,11 @@ def _run(program, nodes, vocab, memo, tokens, counter) -> list:
     if not xs:
         return []
     env: dict = {}
-    for node in nodes:
-        env[node] = _step(node, env, xs, program.causal, memo, counter)
+    try:
+        for node in nodes:
+            env[node] = _step(node, env, xs, program.causal, memo, counter)
+    except RaspError as error:
+        raise attributed(error, describe(node)) from None
     return env[program.output]
 
 
@@ -190,7 +194,8 @@ def _holds(node: ir.Select, key: ir.Value, query: ir.Value) -> bool:
     except Exception as failure:  # the user's lambda, or an ordering of incomparable values
         fn = None if isinstance(node.predicate, str) else node.predicate
         predicate, loc = (node.predicate, node.loc) if fn is None else (fn.text, fn.loc or node.loc)
-        raise RaspValueError(f"select predicate {predicate} fails on key {key!r}, query {query!r}: {failure}", loc) from None
+        raise RaspValueError(f"select predicate {shortened(predicate)} fails on key {shortened(repr(key))}, "
+                             f"query {shortened(repr(query))}: {shortened(str(failure))}", loc) from None
 
 
 def _aggregate(
@@ -239,7 +244,7 @@ def _conflict(node: ir.Aggregate, selected: list, xs: list, q: int) -> RaspRunti
     shown = ", ".join("none" if v is None else repr(v) for v in distinct)
     return RaspRuntimeError(
         f"{describe(node)} selects different values ({shown}) "
-        f"at query position {q} on input {xs!r}; a categorical aggregate must select one value",
+        f"at query position {q} on input {shortened(repr(xs))}; a categorical aggregate must select one value",
         node.loc,
     )
 
