@@ -14,6 +14,10 @@ from __future__ import annotations
 SHOWN_QUOTE = 100
 """The longest quote of outside text (a lambda, a value) a message shows whole."""
 
+SHOWN_REASON = 400
+"""The longest reason a failing function gives (its exception's message) that a message shows whole:
+room for a sentence of advice at its end, still well within one line of SHOWN_LINE."""
+
 
 def terminal_safe(text: str) -> str:
     """`text` with each character a terminal would not print as it is (controls, separators, format

@@ -10,7 +10,6 @@ with RASP_COMPILE_TEST_EXTRAS=browser, under which a missing browser fails the t
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ import pytest
 
 import rasp_compile as rc
 from browser import Chromium, chromium_path
+from extras import missing
 from rasp_compile.cli import run_cmd
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
@@ -37,9 +37,7 @@ FIGURES = """JSON.stringify([...document.querySelectorAll('figure')].map(f => {
 def browser(tmp_path_factory):
     binary = chromium_path()
     if binary is None:
-        if "browser" in os.environ.get("RASP_COMPILE_TEST_EXTRAS", "").split(","):
-            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+        missing("browser", "chromium")
     chromium = Chromium(binary, str(tmp_path_factory.mktemp("chromium-profile")))
     yield chromium
     chromium.close()

@@ -2,13 +2,13 @@
 that imports tracr runs when the [tracr] extra is installed), and every library program the page
 lists is one the test suite ports."""
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
 import tracr_style_programs
+from extras import require
 
 DOC = Path(__file__).parent.parent / "docs" / "from_tracr.md"
 FENCE = re.compile(r"^```([\w-]*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
@@ -22,8 +22,8 @@ def python_blocks() -> list:
 
 @pytest.mark.parametrize("source", python_blocks())
 def test_python_example_runs(source, tmp_path, monkeypatch):
-    if re.search(r"^(from|import) tracr\b", source, re.MULTILINE) and importlib.util.find_spec("tracr") is None:
-        pytest.skip("the [tracr] extra is not installed")
+    if re.search(r"^(from|import) tracr\b", source, re.MULTILINE):
+        require("tracr", "tracr")
     monkeypatch.chdir(tmp_path)  # examples may save files
     exec(compile(source, str(DOC), "exec"), {"__name__": "from_tracr_example"})  # our own doc's code
 

@@ -15,11 +15,12 @@ import rasp_compile as rc
 from rasp_compile import ir
 
 from differential import same_value
+from extras import require
 from tracr_style_programs import CASES
 
 
-tracr_rasp = pytest.importorskip("tracr.rasp.rasp", reason="the [tracr] extra is not installed")
-tracr_lib = pytest.importorskip("tracr.compiler.lib")
+tracr_rasp = require("tracr.rasp.rasp", "tracr")
+tracr_lib = require("tracr.compiler.lib", "tracr")
 
 TRACR = SimpleNamespace(**{name: getattr(tracr_lib, name) for name in dir(tracr_lib) if not name.startswith("_")})
 """tracr's own `lib` (with its `rasp`), as the cases of tracr_style_programs.py expect to build from."""

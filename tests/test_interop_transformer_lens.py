@@ -20,7 +20,7 @@ import pytest
 
 from differential import every_input, same_value
 from test_examples import load_example
-from interop_extra import require
+from extras import require
 from model_zoo import model_variants, random_model, random_token_ids
 from rasp_compile import ir
 from rasp_compile.errors import InputError, RaspRuntimeError

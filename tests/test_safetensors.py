@@ -10,7 +10,7 @@ import struct
 import numpy as np
 import pytest
 
-from interop_extra import require
+from extras import require
 from model_zoo import random_model
 from rasp_compile.cli import compile_cmd, run_cmd
 from rasp_compile.errors import WeightsError

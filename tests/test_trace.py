@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import random
 import sys
 from functools import cache
@@ -22,6 +21,7 @@ from hypothesis import strategies as st
 import random_programs
 import rasp_compile as rc
 from differential import random_inputs
+from extras import require
 from rasp_compile import ir
 from rasp_compile.cli import run_cmd
 from rasp_compile.errors import RaspRuntimeError
@@ -201,11 +201,8 @@ def test_residual_is_labelled_and_to_pandas_says_what_to_install(monkeypatch):
 
 
 def test_to_pandas_when_installed():
-    """Skipped without pandas locally; .ci/run installs it and sets RASP_COMPILE_TEST_EXTRAS=pandas."""
-    if "pandas" in os.environ.get("RASP_COMPILE_TEST_EXTRAS", "").split(","):
-        import pandas
-    else:
-        pandas = pytest.importorskip("pandas", reason="pandas is not installed (pip install pandas)")
+    """Skipped without pandas locally; .ci/run installs it (tests/extras.py)."""
+    pandas = require("pandas", "pandas")
     _, model = compiled(PROGRAMS[0])
     frame = rc.trace(model, list("aab")).residual("embedding").to_pandas()
     assert isinstance(frame, pandas.DataFrame) and list(frame.columns) == model.meta["residual"]

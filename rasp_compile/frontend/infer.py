@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
-from ..safe_text import shortened
+from ..safe_text import SHOWN_REASON, shortened
 from .lambda_eval import FailedOn, literal, text
 
 MAX_VALUES = 100_000
@@ -130,7 +130,7 @@ def call_checked(fn: ir.Fn, args: tuple, node: ir.Node | None):
             args, failure = failure.values, failure.cause
         shown = ", ".join(shortened(repr(a)) for a in args)
         loc = fn.loc or (node.loc if node is not None else None)
-        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {shortened(str(failure))}", loc) from None
+        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {shortened(str(failure), SHOWN_REASON)}", loc) from None
 
 
 def describe_fn(fn: ir.Fn) -> str:

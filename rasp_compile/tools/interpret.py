@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 
 from .. import ir
 from ..errors import InputError, RaspError, RaspRuntimeError, RaspValueError, attributed
-from ..safe_text import shortened
+from ..safe_text import SHOWN_REASON, shortened
 from ..frontend.infer import call_checked, describe, exact_mean
 
 Row = list  # list[bool]: which keys one query selects
@@ -195,7 +195,7 @@ def _holds(node: ir.Select, key: ir.Value, query: ir.Value) -> bool:
         fn = None if isinstance(node.predicate, str) else node.predicate
         predicate, loc = (node.predicate, node.loc) if fn is None else (fn.text, fn.loc or node.loc)
         raise RaspValueError(f"select predicate {shortened(predicate)} fails on key {shortened(repr(key))}, "
-                             f"query {shortened(repr(query))}: {shortened(str(failure))}", loc) from None
+                             f"query {shortened(repr(query))}: {shortened(str(failure), SHOWN_REASON)}", loc) from None
 
 
 def _aggregate(
