@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.compiler.graph import build_graph
+from rasp_compile.compiler import build_graph
 from rasp_compile.compiler.layout import Layout
-from rasp_compile.compiler.numeric_mlp import interpolation_error, interpolation_mlp
-from rasp_compile.compiler.ops import NumericMLP, TableMLP, Var, dim_label
+from rasp_compile.compiler.primitives.numeric_mlp import interpolation_error, interpolation_mlp
+from rasp_compile.compiler.ops import NumericMLP, TableMLP
+from rasp_compile.compiler.variables import Var, dim_label
 from rasp_compile.compiler.precision import carried_magnitudes
-from rasp_compile.compiler.table_mlp import table_mlp
+from rasp_compile.compiler.primitives.table_mlp import table_mlp
 from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets

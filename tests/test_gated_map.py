@@ -13,11 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.compiler.gated_map import affine_pieces, gated_map_mlp, hidden_units
-from rasp_compile.compiler.graph import build_graph
+from rasp_compile.compiler.passes.gated_maps import affine_pieces
+from rasp_compile.compiler.primitives.gated_map import gated_map_mlp, hidden_units
+from rasp_compile.compiler import build_graph
 from rasp_compile.compiler.layout import lay_out
-from rasp_compile.compiler.numeric_mlp import step_mlp
-from rasp_compile.compiler.ops import GatedMap, NumericMLP, TableMLP, Var
+from rasp_compile.compiler.primitives.numeric_mlp import step_mlp
+from rasp_compile.compiler.ops import GatedMap, NumericMLP, TableMLP
+from rasp_compile.compiler.variables import Var
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.runtime.model import n_params

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir
-from .ops import Graph, Var, dim_label
+from .ops import Graph
+from .variables import Var, dim_label
 
 BOS = "bos"
 

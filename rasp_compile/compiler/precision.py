@@ -31,11 +31,10 @@ import numpy as np
 
 from .. import ir
 from ..errors import RaspPrecisionError
-from .margins import STEP_WINDOW
-from .ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op, Var
+from .tolerances import ROUNDINGS, STEP_WINDOW
+from .ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op
+from .variables import Var
 
-ROUNDINGS = 16
-"""How many roundings of u times the carried magnitude a value may meet between decodes."""
 
 
 def unit_roundoff(dtype) -> float:

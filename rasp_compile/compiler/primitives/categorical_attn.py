@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops import Attend
-from .layout import Layout
-from .margins import bos_self_score, CATEGORICAL_LEAK, needed_gap
+from ..ops import Attend
+from ..layout import Layout
+from ..tolerances import bos_self_score, CATEGORICAL_LEAK, needed_gap
 from .pieces import Head
 from .qk import score_weights
 

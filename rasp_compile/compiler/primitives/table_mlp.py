@@ -25,8 +25,8 @@ from itertools import product
 
 import numpy as np
 
-from .ops import TableMLP
-from .layout import Layout
+from ..ops import TableMLP
+from ..layout import Layout
 from .pieces import MLP
 
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import Layout
-from .ops import NumericMLP
+from ..layout import Layout
+from ..ops import NumericMLP
 from .pieces import MLP
 
 

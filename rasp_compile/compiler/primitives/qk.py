@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .layout import Layout
-from .ops import coordinate
-from .scores import CONSTANT, Score
+from ..layout import Layout
+from ..variables import coordinate
+from ..selector_terms import Score
+from ..variables import CONSTANT
 
 
 @dataclass
