@@ -176,7 +176,7 @@ def _at_least_one_unit(mlp: MLP) -> MLP:
     if mlp.b_in.shape[0]:
         return mlp
     d_model = mlp.w_in.shape[0]
-    return MLP(np.zeros((d_model, 1)), np.zeros(1), np.zeros((1, d_model)), mlp.b_out)
+    return MLP(w_in=np.zeros((d_model, 1)), b_in=np.zeros(1), w_out=np.zeros((1, d_model)), b_out=mlp.b_out)
 
 
 def _readout(readout: Readout, layout: Layout):

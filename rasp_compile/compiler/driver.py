@@ -144,7 +144,7 @@ def compile_program(
         graph, layout = _graph_within_budget(program, value_sets, enabled, dtype)
         embeds, blocks = schedule(graph)
         model = assemble(graph, embeds, blocks, layout)
-        for step in _active(MODEL_PASSES, enabled):
+        for step in active_steps(MODEL_PASSES, enabled):
             model = step.run(model)
         model = cast_to(model, dtype)
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
@@ -155,15 +155,15 @@ def compile_program(
 def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) -> Graph:
     """The lowered graph after every graph pass of `enabled` (keys of OPTIMIZATIONS)."""
     hooks: dict[str, list] = {}
-    for step in _active(LOWERING_REWRITES, enabled):
+    for step in active_steps(LOWERING_REWRITES, enabled):
         hooks.setdefault(step.hook, []).append(step.run)
     graph = lower(program, value_sets, Rewrites(**{hook: tuple(runs) for hook, runs in hooks.items()}))
-    for step in _active(GRAPH_PASSES, enabled):
+    for step in active_steps(GRAPH_PASSES, enabled):
         graph = step.run(graph)
     return graph
 
 
-def _active(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
+def active_steps(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
     """The steps that run: those with no name, or whose name and needs are all enabled."""
     return [s for s in steps if s.name is None or ({s.name, *s.needs} <= enabled)]
 

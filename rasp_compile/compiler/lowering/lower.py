@@ -37,14 +37,20 @@ from .views import categorical_view
 
 def lower(program: ir.Program, value_sets: ValueSets, rewrites: Rewrites) -> Graph:
     """Every s-op the output depends on, as variables and the ops that write them."""
-    state = LoweringState(program, value_sets, nullable_sops(program), rewrites)
-    state.var_for = lambda node: _var_for(state, node)
+    state = new_state(program, value_sets, rewrites)
     for node in program.nodes():
         if isinstance(node, ir.SOp):
             state.var_for(node)
     output = state.vars[program.output]
     return Graph(tuple(state.ops), output, program, plain_readout(output), split=bool(state.split_inputs),
                  labels=frozenset(state.labels))
+
+
+def new_state(program: ir.Program, value_sets: ValueSets, rewrites: Rewrites) -> LoweringState:
+    """An empty lowering of `program`, whose `var_for` lowers any of its s-ops on demand."""
+    state = LoweringState(program, value_sets, nullable_sops(program), rewrites)
+    state.var_for = lambda node: _var_for(state, node)
+    return state
 
 
 def _var_for(state: LoweringState, node: ir.SOp) -> Var:

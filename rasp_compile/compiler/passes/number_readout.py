@@ -34,7 +34,7 @@ from .linear_readout import read_by_ops
 def choose_number_readout(graph: Graph) -> Graph:
     """`graph` with its numeric-valued categorical answer written and read as a number, when it can."""
     output = graph.output
-    if graph.readout.inputs != (output,) or output.encoding == ir.NUMERICAL or read_by_ops(graph, output):
+    if graph.readout.inputs[0] is not output or output.encoding == ir.NUMERICAL or read_by_ops(graph, output):
         return graph
     writer = graph.writers()[output]
     if not isinstance(writer, TableMLP | NumericMLP) or output.may_be_none or not all(map(is_number, output.values)):

@@ -38,4 +38,4 @@ def categorical_head(op: Attend, layout: Layout, max_len: int) -> Head:
     v_bos = np.zeros(len(out_values))
     if op.default is not None:
         v_bos[op.out.position[op.default]] = 1.0
-    return Head(qk.w_q, qk.b_q, qk.w_k, qk.b_k, w_v, np.zeros(len(out_values)), w_o, qk.q_bos, qk.k_bos, v_bos)
+    return Head(**qk.as_head_fields(), w_v=w_v, b_v=np.zeros(len(out_values)), w_o=w_o, v_bos=v_bos)

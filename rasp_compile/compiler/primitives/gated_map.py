@@ -105,10 +105,10 @@ def _affine_mlp(line: tuple[float, float], op: GatedMap, layout: Layout) -> MLP:
     low = min(a * op.input.values[0] + b, a * op.input.values[-1] + b)
     out = layout.vector({op.out.label: 1.0})
     if a == 0:
-        return MLP(np.zeros((layout.d_model, 0)), np.zeros(0), np.zeros((0, layout.d_model)), low * out)
+        return MLP(w_in=np.zeros((layout.d_model, 0)), b_in=np.zeros(0), w_out=np.zeros((0, layout.d_model)), b_out=low * out)
     w_in = np.zeros((layout.d_model, 1))
     w_in[layout.dims(op.input)[0], 0] = a
-    return MLP(w_in, np.array([b - low]), out[None, :], low * out)
+    return MLP(w_in=w_in, b_in=np.array([b - low]), w_out=out[None, :], b_out=low * out)
 
 
 def _constant_mlp(gate_dims: list[int], constant: np.ndarray, layout: Layout) -> MLP:
@@ -116,4 +116,4 @@ def _constant_mlp(gate_dims: list[int], constant: np.ndarray, layout: Layout) ->
     gate holds one of the class's values."""
     w_in = np.zeros((layout.d_model, 1))
     w_in[gate_dims, 0] = 1.0
-    return MLP(w_in, np.zeros(1), constant[None, :], np.zeros(layout.d_model))
+    return MLP(w_in=w_in, b_in=np.zeros(1), w_out=constant[None, :], b_out=np.zeros(layout.d_model))

@@ -66,7 +66,7 @@ def step_mlp(op: NumericMLP, layout: Layout) -> MLP:
     w_in = np.zeros((layout.d_model, len(biases)))
     w_in[x_dim, :] = columns_in
     w_out = np.array(rows_out).reshape(len(biases), layout.d_model)
-    return MLP(w_in, np.array(biases), w_out, constant)
+    return MLP(w_in=w_in, b_in=np.array(biases), w_out=w_out, b_out=constant)
 
 
 def exact_below(points: tuple, threshold):
@@ -125,7 +125,7 @@ def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
     w_in[x_dim, :] = 1.0 if rising else -1.0
     b_in = np.array([-p if rising else p for p, _ in kinks])
     w_out = np.array([c for _, c in kinks]).reshape(len(kinks), layout.d_model)
-    return MLP(w_in, b_in, w_out, encoded[0] if rising else encoded[-1])
+    return MLP(w_in=w_in, b_in=b_in, w_out=w_out, b_out=encoded[0] if rising else encoded[-1])
 
 
 def interpolation_error(points: tuple, encoded: list, rising: bool) -> float:

@@ -32,4 +32,4 @@ def width_head(op: Attend, layout: Layout, max_len: int) -> Head:
     qk = score_weights(op.score, layout, sharpness, m * sharpness, bos_self_score(max_len))
     w_o = np.zeros((1, layout.d_model))
     w_o[0, layout.dims(op.out)[0]] = 1.0
-    return Head(qk.w_q, qk.b_q, qk.w_k, qk.b_k, np.zeros((layout.d_model, 1)), np.zeros(1), w_o, qk.q_bos, qk.k_bos, np.ones(1))
+    return Head(**qk.as_head_fields(), w_v=np.zeros((layout.d_model, 1)), b_v=np.zeros(1), w_o=w_o, v_bos=np.ones(1))
