@@ -1,4 +1,4 @@
-"""The gated-maps pass (compiler/gated_map.py): a sequence_map of a number and an exactly one-hot
+"""The gated-maps pass (compiler/passes/gated_maps.py, compiler/primitives/gated_map.py): a sequence_map of a number and an exactly one-hot
 input is one small MLP of the number per value of the one-hot (one unit for an affine piece,
 two per step otherwise), not a table over every pair after a categorical view of the number;
 and the compiled model still agrees with the interpreter."""

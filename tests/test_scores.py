@@ -1,4 +1,4 @@
-"""scores.py: the factored head columns score every key against every query exactly as the
+"""lowering/scores.py: the factored head columns score every key against every query exactly as the
 selector's terms say, whichever blocks the cover picks, with and without sharing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The split-keys pass (compiler/split_keys.py) and compose-views: the answer's aggregate on a
+"""The split-keys pass (compiler/passes/split_keys.py) and compose-views: the answer's aggregate on a
 table of two s-ops becomes one head per value of one of them, reading their one-hots one MLP
 sub-layer sooner than the table's; the model still agrees with the interpreter, also where
 several heads select at once or none does."""

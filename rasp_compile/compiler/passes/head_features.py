@@ -1,6 +1,6 @@
 """head-features: a head's query or key features written straight into the residual.
 
-A head reads each side as linear forms of residual coordinates (scores.py: column j's key side is
+A head reads each side as linear forms of residual coordinates (lowering/scores.py: column j's key side is
 sum of a_f * x[f]). When nothing else reads the variables on that side (no other op, not the
 head's other side or its value, not the read-out), the residual need not hold those variables at
 all: each column's form becomes a numerical variable of its own, written by a Linear op (so by

@@ -37,11 +37,11 @@ def causal_term(state: LoweringState, term: Term) -> Term:
 
 def position_term(state: LoweringState, term: Term) -> Term:
     """A term with the indices on one side that pairs each value of the other side with at most
-    one index is `index == target(other value)`. qk.py scores it S - S (index - target)^2 from
+    one index is `index == target(other value)`. primitives/qk.py scores it S - S (index - target)^2 from
     numbers instead of a one-hot table over max_len indices: index and index^2 from the position
     embedding, and from the other side's one-hot the linear functions sum_v target(v) x[v] and
     sum_v (1 - target(v)^2) x[v] (target -1 where no index matches), which that side's writer
-    writes for free (linear.py). A none (all-zero one-hot) gets -S index^2 <= 0: no match.
+    writes for free (lowering/linear.py). A none (all-zero one-hot) gets -S index^2 <= 0: no match.
 
     The heads of a split (split_keys.py) match `j + y` to the index for every value j: when the
     target is a line a v + b in the other side's (number) values, extended to values that match

@@ -8,7 +8,7 @@ Why it is exact: when some key is selected, all selected keys hold the same valu
 program is in error), so any mix of their one-hots is that one-hot; the weight left on BOS and
 unselected keys is at most (n + 1) exp(-S/2). When none is selected, BOS outscores every other
 key by S/2 and the output is the default. S = 2 ln((n + 1) / leak) puts the leak below
-CATEGORICAL_LEAK (margins.py), divided by `op.amplification` when a reader turns the one-hot into
+CATEGORICAL_LEAK (tolerances.py), divided by `op.amplification` when a reader turns the one-hot into
 a number that magnifies it (amplification.py): with n = 64 and no such reader, S ≈ 36.
 """
 

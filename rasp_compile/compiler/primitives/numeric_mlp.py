@@ -1,6 +1,6 @@
 """numeric_mlp: any function of one numerical input, exact on every value it can take.
 
-(Linear functions need no MLP at all: see linear.py.) Sort the
+(Linear functions need no MLP at all: see passes/fold_linear.py.) Sort the
 input's values p_0 < p_1 < ... < p_m. For each neighbouring pair put a threshold t halfway and a
 ramp of half-width d = (p_i - p_(i-1)) / 2:
 

@@ -2,7 +2,7 @@
 
 The head scores selected keys and BOS alike (m S), others at most (m - 1) S. With w keys
 selected, softmax gives BOS 1/(w + 1) of the weight; BOS's value is 1 and every other key's 0,
-so the head writes 1/(w + 1). graph.py then reads that number with a NumericMLP whose steps sit
+so the head writes 1/(w + 1). The lowering then reads that number with a NumericMLP whose steps sit
 between neighbouring values 1/(w + 1), exact for every w in 0..max_len by construction (tracr
 reads it with a fixed-slope MLP that is off by one from w = 10 on).
 
