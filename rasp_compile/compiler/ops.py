@@ -162,7 +162,7 @@ def plain_readout(output: Var) -> Readout:
     return Readout((output,), classes, weights, bias)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Graph:
     """The program as ops, in dependency order (every op after the ops writing its inputs)."""
 
