@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import ir
 from .selector_terms import Score
-from .tolerances import STEP_WINDOW
+from .tolerances import NONE_LOGIT, STEP_WINDOW
 from .variables import Var
 
 
@@ -158,7 +158,7 @@ def plain_readout(output: Var) -> Readout:
     weights = np.eye(len(output.values), len(classes))
     bias = np.zeros(len(classes))
     if output.may_be_none:
-        bias[-1] = 0.5
+        bias[-1] = NONE_LOGIT
     return Readout((output,), classes, weights, bias)
 
 

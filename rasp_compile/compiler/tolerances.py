@@ -71,7 +71,39 @@ affine pieces (passes/gated_maps.py) to be built as one: far below float32's u (
 fold is as exact as the values' own rounding, far above float64's (1e-16) so a line computed in
 float64 is recognised."""
 
+FLOAT32_U = 2.0**-24
+"""float32's unit roundoff u: every float32 sum or product is exact to u of its result."""
+
+STEP_ROUNDING = 4 * FLOAT32_U
+"""The error of one exact step (primitives/numeric_mlp.step_error) per unit of its larger
+pre-activation: the two units' pre-activations are rounded once each (u) and their difference once
+more (u); 4u keeps a factor 4/3 to spare."""
+
+STEP_OUTPUT_ROUNDING = FLOAT32_U
+"""numeric_mlp.step_output_error counts every rounding of a step writing a number in its size
+term (2 |x - t|/d + 2 + (|x| + |t|)/d: both units, their difference, the hidden layer's x/d - t/d),
+so it multiplies that sum by u itself."""
+
+POLYLINE_ROUNDING = 4 * FLOAT32_U
+"""The error of an interpolating unit relu(±(x - p)) (numeric_mlp.interpolation_error) per unit of
+|x| + |p|: about u for the subtraction; 4u leaves room for the output weight's product and sum."""
+
+KINK_THRESHOLD = 1e-12
+"""A change of slope below this share of a polyline's steepest slope is float64 noise from the
+slopes' divisions, not a kink: it gets no hidden unit, and leaving it out moves the output by far
+less than float32's u."""
+
 # -- the read-out ---------------------------------------------------------------------------
+
+NONE_LOGIT = 0.5
+"""The constant logit of a categorical answer's none column (ops.plain_readout): a value column
+reads 1 (its one-hot) or at most CATEGORICAL_LEAK, so none wins by 1/2 exactly when no value does,
+and loses by 1/2 otherwise."""
+
+NEAREST_VALUE_ROUNDING_SHARE = 1 / 4
+"""A nearest-value read-out wins by at least 1; float rounding of its logits may take this share
+of that margin (passes/number_readout.py), the rest is left to the number's own error."""
+
 
 READOUT_MARGIN = 0.5
 """By how much a linear read-out's right logit must lead every other (passes/linear_readout.py):

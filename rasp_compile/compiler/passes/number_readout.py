@@ -26,7 +26,7 @@ from ... import ir
 from ...frontend.infer import is_number
 from ..ops import Graph, NumericMLP, Readout, TableMLP, replaced
 from ..precision import unit_roundoff
-from ..tolerances import NEAREST_VALUE_ROUNDINGS
+from ..tolerances import NEAREST_VALUE_ROUNDING_SHARE, NEAREST_VALUE_ROUNDINGS
 from ..variables import Var
 from .linear_readout import read_by_ops
 
@@ -54,6 +54,6 @@ def nearest_value_readout(number: Var, classes: list) -> Readout | None:
     gaps = np.diff(np.sort(centres))
     scale = 1.0 / (gaps.min() ** 2) if len(gaps) else 1.0
     largest_term = 3 * float(np.max(centres**2, initial=0.0)) * scale
-    if NEAREST_VALUE_ROUNDINGS * unit_roundoff(np.float32) * largest_term > 0.25:  # chosen before the dtype
+    if NEAREST_VALUE_ROUNDINGS * unit_roundoff(np.float32) * largest_term > NEAREST_VALUE_ROUNDING_SHARE:  # chosen before the dtype
         return None
     return Readout((number,), classes, (2 * centres * scale)[None, :], -(centres**2) * scale)
