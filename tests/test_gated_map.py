@@ -141,7 +141,7 @@ def test_with_its_gate_on_the_units_compute_the_ungated_steps_and_the_rest_are_0
 
 
 def float32_mlp(mlp):
-    return type(mlp)(*(a.astype(np.float32) for a in (mlp.w_in, mlp.b_in, mlp.w_out, mlp.b_out)))
+    return type(mlp)(**{name: getattr(mlp, name).astype(np.float32) for name in ("w_in", "b_in", "w_out", "b_out")})
 
 
 def run_mlp(mlp, residual):
