@@ -6,6 +6,7 @@ build them; primitives/qk.py turns a Score into weights."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .variables import CONSTANT, Var
 
@@ -76,6 +77,10 @@ class Score:
     columns: tuple[Column, ...]
 
     def reads(self) -> tuple[Var, ...]:
-        """The variables the head's q and k read, each once, in a stable order."""
+        """The variables the head's q and k read, each once, in a stable order (every pass asks)."""
+        return self._variables_read
+
+    @cached_property
+    def _variables_read(self) -> tuple[Var, ...]:
         features = (f for c in self.columns for side in (c.q, c.k) for f in side)
         return tuple(dict.fromkeys(f[0] for f in features if f is not CONSTANT))
