@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.compiler.graph import build_graph
+from rasp_compile.compiler import build_graph
 from rasp_compile.compiler.layout import Layout
-from rasp_compile.compiler.numeric_mlp import interpolation_error, interpolation_mlp
-from rasp_compile.compiler.ops import NumericMLP, TableMLP, Var, dim_label
+from rasp_compile.compiler.primitives.numeric_mlp import interpolation_error, interpolation_mlp
+from rasp_compile.compiler.ops import NumericMLP, TableMLP
+from rasp_compile.compiler.variables import Var, dim_label
 from rasp_compile.compiler.precision import carried_magnitudes
-from rasp_compile.compiler.table_mlp import table_mlp
+from rasp_compile.compiler.primitives.table_mlp import table_mlp
 from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
@@ -50,7 +51,7 @@ def _width_decoder(n: int):
 @pytest.mark.parametrize("n", [5, 20, 64])
 def test_interpolation_stays_within_its_float32_bound(n: int):
     """The polyline hits every value's one-hot (float64), with one unit per kink, and float32
-    keeps within interpolation_error, the bound interpolated_steps.py relies on."""
+    keeps within interpolation_error, the bound passes/interpolated_steps.py relies on."""
     op, layout = _width_decoder(n)
     mlp = interpolation_mlp(op, layout)
     assert mlp.b_in.shape == (n,)
@@ -103,7 +104,7 @@ def test_a_mean_of_large_values_that_selects_nothing_reads_its_default():
 ])
 def test_readers_that_magnify_a_leak_sharpen_the_head(source: str):
     """A number made from an aggregate without a step in between carries its leak times the
-    spread of its values (amplification.py): selecting nothing must still read the default
+    spread of its values (passes/amplification.py): selecting nothing must still read the default
     within the 1e-5 the comparison allows, not 1e-3."""
     program = parse_program("vocab {a, b}\nmax_len 40\n" + source)
     model = compile_program(program)

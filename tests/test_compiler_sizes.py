@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rasp_compile.compiler import compile_program, readout
+from rasp_compile.compiler import compile_program
+from rasp_compile.compiler.passes import linear_readout as readout
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 

@@ -1,4 +1,4 @@
-"""The gated-maps pass (compiler/gated_map.py): a sequence_map of a number and an exactly one-hot
+"""The gated-maps pass (compiler/passes/gated_maps.py, compiler/primitives/gated_map.py): a sequence_map of a number and an exactly one-hot
 input is one small MLP of the number per value of the one-hot (one unit for an affine piece,
 two per step otherwise), not a table over every pair after a categorical view of the number;
 and the compiled model still agrees with the interpreter."""
@@ -13,11 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.compiler.gated_map import affine_pieces, gated_map_mlp, hidden_units
-from rasp_compile.compiler.graph import build_graph
+from rasp_compile.compiler.passes.gated_maps import affine_pieces
+from rasp_compile.compiler.primitives.gated_map import gated_map_mlp, hidden_units
+from rasp_compile.compiler import build_graph
 from rasp_compile.compiler.layout import lay_out
-from rasp_compile.compiler.numeric_mlp import step_mlp
-from rasp_compile.compiler.ops import GatedMap, NumericMLP, TableMLP, Var
+from rasp_compile.compiler.primitives.numeric_mlp import step_mlp
+from rasp_compile.compiler.ops import GatedMap, NumericMLP, TableMLP
+from rasp_compile.compiler.variables import Var
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.runtime.model import n_params
@@ -139,7 +141,7 @@ def test_with_its_gate_on_the_units_compute_the_ungated_steps_and_the_rest_are_0
 
 
 def float32_mlp(mlp):
-    return type(mlp)(*(a.astype(np.float32) for a in (mlp.w_in, mlp.b_in, mlp.w_out, mlp.b_out)))
+    return type(mlp)(**{name: getattr(mlp, name).astype(np.float32) for name in ("w_in", "b_in", "w_out", "b_out")})
 
 
 def run_mlp(mlp, residual):

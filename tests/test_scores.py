@@ -1,4 +1,4 @@
-"""scores.py: the factored head columns score every key against every query exactly as the
+"""lowering/scores.py: the factored head columns score every key against every query exactly as the
 selector's terms say, whichever blocks the cover picks, with and without sharing."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from itertools import product
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rasp_compile.compiler.ops import Var
-from rasp_compile.compiler.scores import CONSTANT, score_columns
-from rasp_compile.compiler.selectors import SelectorSpec, Term
+from rasp_compile.compiler.variables import CONSTANT, Var
+from rasp_compile.compiler.lowering.scores import score_columns
+from rasp_compile.compiler.passes.compact_heads import shared_block
+from rasp_compile.compiler.selector_terms import SelectorSpec, Term
 
 
 @st.composite
@@ -37,7 +38,7 @@ def _value(form: dict, assignment: dict) -> float:
 @settings(max_examples=150, deadline=None)
 @given(specs(), st.booleans())
 def test_columns_reproduce_the_terms(spec, share):
-    score = score_columns(spec, share)
+    score = score_columns(spec, shared_block if share else None)
     variables = list(dict.fromkeys(v for t in spec.terms for v in (t.keys, t.queries)))
     m = len(spec.terms)
     for key_values in product(*(v.domain for v in variables)):
@@ -57,5 +58,5 @@ def test_terms_on_one_query_variable_share_its_dimensions():
     at_most = Term(low, index, {(k, q): k <= q for k in range(6) for q in range(5)})
     above = Term(high, index, {(k, q): k > q for k in range(6) for q in range(5)})
     spec = SelectorSpec((at_most, above))
-    assert len(score_columns(spec, share=True).columns) == 5
-    assert len(score_columns(spec, share=False).columns) == 10
+    assert len(score_columns(spec, shared_block).columns) == 5
+    assert len(score_columns(spec).columns) == 10

@@ -1,4 +1,4 @@
-"""The split-keys pass (compiler/split_keys.py) and compose-views: the answer's aggregate on a
+"""The split-keys pass (compiler/passes/split_keys.py) and compose-views: the answer's aggregate on a
 table of two s-ops becomes one head per value of one of them, reading their one-hots one MLP
 sub-layer sooner than the table's; the model still agrees with the interpreter, also where
 several heads select at once or none does."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.compiler.graph import build_graph
+from rasp_compile.compiler import build_graph
 from rasp_compile.compiler.ops import Attend, Linear
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets

@@ -4,7 +4,7 @@ Heads of one block share d_head (the widest q/k or v among them; narrower heads 
 with zero columns) and are laid side by side in c_attn as [q heads | k heads | v heads]. The
 1/sqrt(d_head) of the forward pass is undone by scaling q by sqrt(d_head).
 
-BOS. Every head makes the BOS query read only BOS (qk.py), so BOS's residual is the same for
+BOS. Every head makes the BOS query read only BOS (primitives/qk.py), so BOS's residual is the same for
 every input and we track it here, block by block, as `x_bos`. A head states what its q, k and v
 must be at BOS; we add to the `bos` row of each projection the difference between that and
 what the rest of the weights give at x_bos. The `bos` dimension is 1 at BOS and 0 elsewhere,
@@ -18,18 +18,18 @@ import json
 import numpy as np
 
 from ..runtime.model import FORMAT, Model
-from .categorical_attn import categorical_head
-from .embed import embeddings
-from .gated_map import gated_map_mlp
 from .layout import BOS, Layout
-from .numeric_mlp import interpolation_mlp, step_mlp
-from .numerical_attn import numerical_head
-from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, TableMLP, coordinate
-from .pieces import MLP, Head, stack_mlps
-from .readout import Readout
+from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Readout, TableMLP
+from .primitives.categorical_attn import categorical_head
+from .primitives.embed import embeddings
+from .primitives.gated_map import gated_map_mlp
+from .primitives.numeric_mlp import interpolation_mlp, step_mlp
+from .primitives.numerical_attn import numerical_head
+from .primitives.pieces import MLP, Head, stack_mlps
+from .primitives.selector_width import width_head
+from .primitives.table_mlp import table_mlp
 from .schedule import Block
-from .selector_width import width_head
-from .table_mlp import table_mlp
+from .variables import coordinate
 
 BOS_TOKEN = "BOS"
 
@@ -109,9 +109,9 @@ def _attention_arrays(heads: list[Head], layout: Layout, x_bos: np.ndarray) -> t
     return {"n_head": n, "d_head": d_head, "arrays": arrays}, bos_out
 
 
-def assemble(
-    graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Layout, dtype=np.float32, prune: bool = True
-) -> Model:
+def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Layout) -> Model:
+    """The model of docs/format.md, its arrays in float64 (cast_to casts them; passes/prune.py
+    may drop dimensions first)."""
     program = graph.program
     n = program.max_len
     folds = Folds(graph, layout)
@@ -150,8 +150,6 @@ def assemble(
     if unembed_b is not None:
         params["unembed_b"] = unembed_b
     residual = list(layout.labels)
-    if prune:
-        params, residual = _without_unread_dimensions(params, residual)
     meta = {
         "format": FORMAT,
         "vocab": [_json_value(v) for v in program.vocab] + [_bos_marker(program.vocab)],
@@ -164,28 +162,12 @@ def assemble(
         "source": program.source or "",
         "residual": residual,
     }
-    return Model(meta, {k: np.ascontiguousarray(v, dtype=dtype) for k, v in params.items()})
+    return Model(meta, params)
 
 
-READERS = ("attn.c_attn.w", "mlp.c_fc.w")
-
-
-def _without_unread_dimensions(params: dict, labels: list[str]) -> tuple[dict, list[str]]:
-    """Drop residual dimensions no weight reads (a variable only a folded Linear op needed,
-    tokens once every map of them is folded into the embedding): written or not, they cannot
-    change any output."""
-    readers = [w for key, w in params.items() if key.endswith(READERS)] + [params["unembed"]]
-    read = np.any(np.stack([np.any(w != 0, axis=1) for w in readers]), axis=0)
-    keep = np.flatnonzero(read)
-    pruned = {}
-    for key, array in params.items():
-        if key in ("wte", "wpe") or key.endswith(("c_proj.w", "c_proj.b")):
-            pruned[key] = array[..., keep]
-        elif key.endswith(READERS) or key == "unembed":
-            pruned[key] = array[keep]
-        else:
-            pruned[key] = array
-    return pruned, [labels[i] for i in keep]
+def cast_to(model: Model, dtype) -> Model:
+    """`model` with every array in `dtype`, contiguous."""
+    return Model(model.meta, {k: np.ascontiguousarray(v, dtype=dtype) for k, v in model.params.items()})
 
 
 def _at_least_one_unit(mlp: MLP) -> MLP:
@@ -194,7 +176,7 @@ def _at_least_one_unit(mlp: MLP) -> MLP:
     if mlp.b_in.shape[0]:
         return mlp
     d_model = mlp.w_in.shape[0]
-    return MLP(np.zeros((d_model, 1)), np.zeros(1), np.zeros((1, d_model)), mlp.b_out)
+    return MLP(w_in=np.zeros((d_model, 1)), b_in=np.zeros(1), w_out=np.zeros((1, d_model)), b_out=mlp.b_out)
 
 
 def _readout(readout: Readout, layout: Layout):

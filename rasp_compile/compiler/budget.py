@@ -22,7 +22,7 @@ from math import prod
 from .. import ir
 from ..errors import RaspValueError
 from ..frontend.infer import ValueSets
-from .gated_map import hidden_units
+from .primitives.gated_map import hidden_units
 from .layout import Layout
 from .ops import Attend, GatedMap, Graph, NumericMLP, TableMLP
 

@@ -27,7 +27,8 @@ heads of layer i, in assemble's order).
 from __future__ import annotations
 
 from .. import ir
-from .ops import CONSTANT, Attend, Graph, dim_label
+from .ops import Attend, Graph
+from .variables import CONSTANT, dim_label
 from .schedule import Block
 
 MAX_LISTED_VALUES = 1000

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir
-from .ops import Graph, Var, dim_label
+from .ops import Graph
+from .variables import Var, dim_label
 
 BOS = "bos"
 
@@ -23,14 +24,23 @@ class Layout:
     labels: tuple[str, ...]
 
     def __post_init__(self):
-        object.__setattr__(self, "_index", {label: i for i, label in enumerate(self.labels)})
+        index = {label: i for i, label in enumerate(self.labels)}
+        if len(index) != len(self.labels):
+            twice = next(label for label in self.labels if self.labels.count(label) > 1)
+            raise ValueError(f"two residual dimensions are named {twice!r}")
+        object.__setattr__(self, "_index", index)
 
     @property
     def d_model(self) -> int:
         return len(self.labels)
 
     def __getitem__(self, label: str) -> int:
-        return self._index[label]
+        """The index of the dimension named `label`; a label no variable has is an error here,
+        where a primitive asks for it, not a weight written to the wrong row."""
+        try:
+            return self._index[label]
+        except KeyError:
+            raise KeyError(f"no residual dimension {label!r} in this layout ({self.d_model} dimensions)") from None
 
     def dims(self, var: Var) -> list[int]:
         """The dimensions of `var`: one per value (categorical) or one (numerical)."""

@@ -1,95 +1,42 @@
-"""The compiler's graph: residual variables (`Var`) and the operations that write them.
+"""The compiler's graph: the operations that write residual variables (variables.py), and the
+`Graph` every pass takes and returns.
 
     Embed        tokens / indices / causal length (and maps of them, folded: a table lookup)
     TableMLP     categorical inputs -> any output, one hidden unit per input combination
-    NumericMLP   one numerical input -> any output, exact steps
+    NumericMLP   one numerical input -> any output, exact steps (or a polyline)
     GatedMap     a numerical input and a categorical one -> any output, one small MLP per category
     Linear       a linear function of other variables' coordinates, written by their own writers
     Attend       an aggregate (categorical or numerical) or the attention half of selector_width
+
+Ops are frozen: a pass that changes one builds a new one (`dataclasses.replace`) and a new Graph.
+Ops and variables compare by identity, so they key dicts and sets as themselves.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
+
+import numpy as np
 
 from .. import ir
-from ..errors import Loc
-from .margins import STEP_WINDOW
-
-if TYPE_CHECKING:
-    from .readout import Readout
-    from .scores import Score
-
-
-CONSTANT = None
-"""In a linear form over residual features, the feature that is 1 at every position (a bias);
-the others are (variable, value) coordinates, value None for a numerical variable."""
+from .selector_terms import Score
+from .tolerances import NONE_LOGIT, STEP_WINDOW
+from .variables import Var
 
 
 @dataclass(frozen=True, eq=False)
-class Var:
-    """A value in the residual stream. `values`: the categorical values in dimension order, or
-    the numerical values it can take (sorted). `may_be_none`: categorical only. `loc`: where
-    the s-op it holds (or converts) was written, for messages."""
-
-    label: str
-    encoding: str
-    values: tuple
-    may_be_none: bool = False
-    loc: Loc | None = None
-
-    @property
-    def domain(self) -> tuple:
-        """The values a table over this variable must cover (None too if it may be none)."""
-        return self.values + ((None,) if self.may_be_none else ())
-
-    @cached_property
-    def position(self) -> dict:
-        """value -> its index in `values` (by equality: 1, 1.0 and True are one value)."""
-        return {v: i for i, v in enumerate(self.values)}
-
-    def encode(self, value) -> dict[str, float]:
-        """The residual coordinates of `value`, by dimension label (none: nothing)."""
-        if value is None:
-            return {}
-        if self.encoding == ir.NUMERICAL:
-            return {self.label: float(value)}
-        return {coordinate(self, value): 1.0}
-
-
-def coordinate(var: Var, value) -> str:
-    """The label of one residual coordinate of `var`: its value's dimension (categorical), or
-    the variable's one dimension (numerical; `value` is None)."""
-    if var.encoding == ir.NUMERICAL:
-        return var.label
-    return dim_label(var.label, var.values[var.position[value]])
-
-
-def dim_label(var_label: str, value) -> str:
-    """`tokens:a`, `indices:3`: the name of one categorical dimension."""
-    return f"{var_label}:{value_text(value)}"
-
-
-def value_text(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, tuple):
-        return "(" + ",".join(value_text(v) for v in value) + ")"
-    if value is None:
-        return "none"
-    return str(value)
-
-
-@dataclass(eq=False)
 class Embed:
+    """`out` = fn(raw), raw the token or the position's value (an index, or a causal length i + 1)."""
+
     out: Var
     source: str  # "tokens", "indices" or "length" (length only in causal programs: i + 1)
     fn: Callable = ir.identity
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class TableMLP:
     """fn(*values) -> value, tabulated over every combination of the inputs' values; with
     `covers_none`, over their domains (none included: joints), else none in gives none out
@@ -102,10 +49,10 @@ class TableMLP:
     possible: frozenset | None = None  # the combinations that can occur, when fewer than all
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class NumericMLP:
-    """fn(input) by exact flat steps, or (`interpolated`, interpolated_steps.py) by the polyline
-    through its values: one hidden unit per value instead of two per step."""
+    """fn(input) by exact flat steps, or (`interpolated`, passes/interpolated_steps.py) by the
+    polyline through its values: one hidden unit per value instead of two per step."""
 
     out: Var
     input: Var
@@ -113,13 +60,13 @@ class NumericMLP:
     interpolated: bool = False
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class GatedMap:
     """out = fn(input, g), g the value `gate` holds: one small MLP of the number `input` per
-    value g, which the gate's other values switch off (gated_map.py): affine pieces a x + b where
-    `affine` has them (numerical outputs), else exact steps, or for the values in `interpolated`
-    (a numerical answer, interpolated_steps.py) the polyline. `gate`'s one-hot must be exact
-    (embeddings, tables of them) and never none."""
+    value g, which the gate's other values switch off (primitives/gated_map.py): affine pieces
+    a x + b where `affine` has them (numerical outputs), else exact steps, or for the values in
+    `interpolated` (a numerical answer, passes/interpolated_steps.py) the polyline. `gate`'s
+    one-hot must be exact (embeddings, tables of them) and never none."""
 
     out: Var
     input: Var
@@ -140,7 +87,7 @@ class GatedMap:
         return NumericMLP(self.out, self.input, at.__getitem__, g in self.interpolated)
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class Linear:
     """An s-op whose residual coordinates are a linear function of other s-ops' coordinates:
 
@@ -148,7 +95,7 @@ class Linear:
 
     (value None for a numerical var's one coordinate; `o` are the output's dimension labels).
     It has no sub-layer of its own: the ops writing its inputs also write it (assemble.py).
-    Inputs are never themselves Linear (linear.py substitutes them)."""
+    Inputs are never themselves Linear (lowering/linear.py substitutes them)."""
 
     out: Var
     weights: dict  # (Var, value | None) -> {output dimension label: coefficient}
@@ -159,17 +106,19 @@ class Linear:
         return tuple(dict.fromkeys(var for var, _ in self.weights))
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class Attend:
-    """kind: "categorical" (common value), "numerical" (mean), or "width" (writes 1/(w+1))."""
+    """kind: "categorical" (common value), "numerical" (mean), or "width" (writes 1/(w+1)).
+    `selector`: the program's selector this head scores (its `loc` says where it was written)."""
 
     out: Var
-    score: Score  # the selector's score, factored into head dimensions (scores.py)
+    score: Score  # the selector's score, factored into head dimensions (lowering/scores.py)
     kind: str
     value: Var | None = None
     default: object = None
+    selector: ir.Selector | None = None
     window: float = STEP_WINDOW  # how far, as a share of the gap between its values, a reader lets `out` stray
-    amplification: float = 1.0  # how much readers magnify its leak (amplification.py)
+    amplification: float = 1.0  # how much readers magnify its leak (passes/amplification.py)
 
 
 Op = Embed | TableMLP | NumericMLP | GatedMap | Linear | Attend
@@ -189,19 +138,67 @@ def op_inputs(op: Op) -> tuple[Var, ...]:
     return reads + ((op.value,) if op.value is not None else ())
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
+class Readout:
+    """How `unembed` reads the answer: logits[class] = bias[class] + sum over the inputs'
+    coordinates of x * weights."""
+
+    inputs: tuple[Var, ...]
+    classes: list | None  # the output value of each logit column (None for none); None: numerical
+    weights: np.ndarray  # [sum of the inputs' value counts, n_classes], inputs' dims in order
+    bias: np.ndarray  # [n_classes]
+
+
+def plain_readout(output: Var) -> Readout:
+    """Read the output's own dimensions: its one-hot (a none column, constant 1/2, wins when
+    every value column reads ~0) or its number."""
+    if output.encoding == ir.NUMERICAL:
+        return Readout((output,), None, np.ones((1, 1)), np.zeros(1))
+    classes = list(output.values) + ([None] if output.may_be_none else [])
+    weights = np.eye(len(output.values), len(classes))
+    bias = np.zeros(len(classes))
+    if output.may_be_none:
+        bias[-1] = NONE_LOGIT
+    return Readout((output,), classes, weights, bias)
+
+
+@dataclass(frozen=True, eq=False)
 class Graph:
-    ops: list[Op]  # in dependency order: every op after the ops writing its inputs
-    output: Var
+    """The program as ops, in dependency order (every op after the ops writing its inputs)."""
+
+    ops: tuple[Op, ...]
+    output: Var  # the answer's variable (a number-readout reads it through another Var of the same label)
     program: ir.Program
     readout: Readout  # how unembed reads the answer
-    split: bool = False  # whether the answer's aggregate is split into heads (split_keys.py)
+    split: bool = False  # whether the answer's aggregate is split into heads (passes/split_keys.py)
+    labels: frozenset = field(default=frozenset())  # every label lowering gave out (fresh ones avoid them)
+
+    def writers(self) -> dict[Var, Op]:
+        """Every variable -> the op writing it."""
+        return {op.out: op for op in self.ops}
 
 
-def readers_of(ops: list[Op]) -> dict[Var, list[Op]]:
+def replaced(op: Op, **changes) -> Op:
+    """`dataclasses.replace(op, **changes)`, keeping what the op computed once (a GatedMap's
+    answers) when what it was computed from stays."""
+    new = dataclasses.replace(op, **changes)
+    if isinstance(op, GatedMap) and "answers" in op.__dict__ and not {"fn", "input", "gate"} & changes.keys():
+        new.__dict__["answers"] = op.__dict__["answers"]
+    return new
+
+
+def readers_of(ops) -> dict[Var, list[Op]]:
     """Every variable read by `ops` -> the ops that read it, in graph order."""
     readers: dict[Var, list[Op]] = {}
     for op in ops:
         for var in op_inputs(op):
             readers.setdefault(var, []).append(op)
     return readers
+
+
+def fresh_label(wanted: str, taken) -> str:
+    """`wanted`, or `wanted_2`, `wanted_3`, ... : the first not in `taken`."""
+    label, k = wanted, 2
+    while label in taken:
+        label, k = f"{wanted}_{k}", k + 1
+    return label

@@ -4,24 +4,25 @@ A numerical variable is one residual coordinate holding its value, and every flo
 to u (2^-24 in float32, 2^-53 in float64) of its largest term. So a coordinate carries an error
 in proportion to the largest magnitude its computation went through since the last table or
 step MLP wrote a fresh value: its *carried magnitude*. A mean of 1,000,000 + i carries 10^6
-even after a map subtracts the 10^6 again (folded into the same weights: linear.py).
+even after a map subtracts the 10^6 again (folded into the same weights: passes/fold_linear.py).
 
 We allow ROUNDINGS roundings of u times the carried magnitude (a mean's weighted sum, its
 c_proj, the residual's additions, a fold's sum, with room to spare) and check, per dtype:
 
-    a step MLP reading it (numeric_mlp.step_mlp)     error <= STEP_WINDOW * the gap of every
-    a nearest-value read-out (readout.py)            step where its reader's answer changes
-    an interpolated decode (interpolated_steps.py)   error <= its head's window * every gap
-                                                     (else it keeps flat steps)
-    every value                                      finite and within the dtype's range
+    a step MLP reading it (numeric_mlp.step_mlp)        error <= STEP_WINDOW * the gap of every
+    a nearest-value read-out (passes/number_readout)   step where its reader's answer changes
+    an interpolated decode (passes/interpolated_steps) error <= its head's window * every gap
+                                                       (else it keeps flat steps)
+    every value                                        finite and within the dtype's range
 
 A numerical output is not checked: it is compared with a relative tolerance, and a mean's
 rounding is relative to the values it averages, which this bound (the largest of them) would
 overstate; only a map cancelling a large constant can lose it, and that is left to the user.
 
-The step windows leave the other half of the flat quarter-gap to attention leak (margins.py).
+The step windows leave the other half of the flat quarter-gap to attention leak (tolerances.py).
 A failing check is a `RaspPrecisionError` at the s-op, naming the values, and the dtype that
-would hold them only when that dtype passes these checks and the size budget (or why it would not); in float32 that happens only for large numbers (around 10^5 with gaps of a
+would hold them only when that dtype passes these checks and the size budget (or why it would
+not); in float32 that happens only for large numbers (around 10^5 with gaps of a
 fraction) or cancellations, in float64 practically never.
 """
 
@@ -33,11 +34,10 @@ from .. import ir
 from ..errors import RaspError, RaspPrecisionError
 from .budget import check_budget
 from .layout import lay_out
-from .margins import STEP_WINDOW
-from .ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op, Var
+from .ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op
+from .tolerances import ROUNDINGS, STEP_WINDOW
+from .variables import Var
 
-ROUNDINGS = 16
-"""How many roundings of u times the carried magnitude a value may meet between decodes."""
 
 
 def unit_roundoff(dtype) -> float:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops import Embed
-from .layout import BOS, Layout
+from ..ops import Embed
+from ..layout import BOS, Layout
 
 
 def embeddings(embeds: list[Embed], layout: Layout, vocab: tuple, max_len: int) -> tuple[np.ndarray, np.ndarray]:

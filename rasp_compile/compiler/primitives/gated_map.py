@@ -10,7 +10,7 @@ exactly; so here every value g gets its own:
                     one unit relu(a_g x + b_g - lo_g) (>= 0 on x's values), lo_g = min of f(., g)
     otherwise       the exact steps of numeric_mlp.step_mlp for f(., g): two units per step
                     where f(., g) changes, none elsewhere; or, for a numerical answer where
-                    float32 does better with it (interpolated_steps.py), the polyline of
+                    float32 does better with it (passes/interpolated_steps.py), the polyline of
                     numeric_mlp.interpolation_mlp, one unit per value
 
 and its constant (lo_g, or f at x's lowest value, or a mirrored step's 1) is written by a unit
@@ -22,54 +22,21 @@ on, u is 0 with that much room for error in x. With g on, the other dimensions a
 so u computes exactly what the ungated unit would, to the last bit (0 times M_u adds nothing):
 the float32 analysis of numeric_mlp holds as it is.
 
-So the gate's one-hot must be exactly 0 or 1 (`exact_one_hot`: an embedding, or tables of
+So the gate's one-hot must be exactly 0 or 1 (passes/gated_maps.exact_one_hot: an embedding, or tables of
 embeddings; attention and step MLPs are off by a little, and M_u would magnify it) and never
 none (all zeros would switch every value's units on). An error in x passes through affine
-pieces times |a_g| (amplification.py counts it) and is absorbed by the steps' flat quarter-gaps,
+pieces times |a_g| (passes/amplification.py counts it) and is absorbed by the steps' flat quarter-gaps,
 as in a step MLP; a polyline passes it on times its slope, as for a map of x alone.
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
-from .. import ir
-from ..frontend.infer import is_number
-from .layout import Layout
-from .linear import TOLERANCE
+from ..layout import Layout
+from ..ops import GatedMap
 from .numeric_mlp import interpolation_mlp, step_mlp
-from .ops import Embed, GatedMap, Linear, Op, TableMLP, Var
 from .pieces import MLP, stack_mlps
-
-
-def affine_pieces(op: GatedMap) -> dict | None:
-    """gate value -> (a, b) when f(x, g) = a x + b on x's values (to linear.TOLERANCE, relative)
-    for every value g of the gate (op.answers); None when some g's values are not numbers on one line."""
-    points = [float(p) for p in op.input.values]
-    pieces = {}
-    for g, answers in op.answers.items():
-        if not all(is_number(y) for y in answers):
-            return None
-        ys = [float(y) for y in answers]
-        a = (ys[-1] - ys[0]) / (points[-1] - points[0]) if len(points) > 1 else 0.0
-        b = ys[0] - a * points[0]
-        if any(abs(y - (a * p + b)) > TOLERANCE * max(1.0, abs(y), abs(a * p)) for p, y in zip(points, ys)):
-            return None
-        pieces[g] = (a, b)
-    return pieces
-
-
-def exact_one_hot(var: Var, writer_of: Callable[[Var], Op]) -> bool:
-    """Whether `var`'s one-hot is exactly 0 or 1 at every position: written by an embedding, or
-    by tables and linear folds of such one-hots only (attention and step MLPs are off by a little)."""
-    writer = writer_of(var)
-    if isinstance(writer, Embed):
-        return True
-    if isinstance(writer, TableMLP | Linear):
-        return all(v.encoding == ir.CATEGORICAL and exact_one_hot(v, writer_of) for v in writer.inputs)
-    return False
 
 
 def gate_classes(op: GatedMap) -> list[list]:
@@ -138,10 +105,10 @@ def _affine_mlp(line: tuple[float, float], op: GatedMap, layout: Layout) -> MLP:
     low = min(a * op.input.values[0] + b, a * op.input.values[-1] + b)
     out = layout.vector({op.out.label: 1.0})
     if a == 0:
-        return MLP(np.zeros((layout.d_model, 0)), np.zeros(0), np.zeros((0, layout.d_model)), low * out)
+        return MLP(w_in=np.zeros((layout.d_model, 0)), b_in=np.zeros(0), w_out=np.zeros((0, layout.d_model)), b_out=low * out)
     w_in = np.zeros((layout.d_model, 1))
     w_in[layout.dims(op.input)[0], 0] = a
-    return MLP(w_in, np.array([b - low]), out[None, :], low * out)
+    return MLP(w_in=w_in, b_in=np.array([b - low]), w_out=out[None, :], b_out=low * out)
 
 
 def _constant_mlp(gate_dims: list[int], constant: np.ndarray, layout: Layout) -> MLP:
@@ -149,4 +116,4 @@ def _constant_mlp(gate_dims: list[int], constant: np.ndarray, layout: Layout) ->
     gate holds one of the class's values."""
     w_in = np.zeros((layout.d_model, 1))
     w_in[gate_dims, 0] = 1.0
-    return MLP(w_in, np.zeros(1), constant[None, :], np.zeros(layout.d_model))
+    return MLP(w_in=w_in, b_in=np.zeros(1), w_out=constant[None, :], b_out=np.zeros(layout.d_model))

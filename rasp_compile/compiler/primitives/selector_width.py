@@ -2,7 +2,7 @@
 
 The head scores selected keys and BOS alike (m S), others at most (m - 1) S. With w keys
 selected, softmax gives BOS 1/(w + 1) of the weight; BOS's value is 1 and every other key's 0,
-so the head writes 1/(w + 1). graph.py then reads that number with a NumericMLP whose steps sit
+so the head writes 1/(w + 1). The lowering then reads that number with a NumericMLP whose steps sit
 between neighbouring values 1/(w + 1), exact for every w in 0..max_len by construction (tracr
 reads it with a fixed-slope MLP that is off by one from w = 10 on).
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops import Attend
-from .layout import Layout
-from .margins import bos_self_score, CATEGORICAL_LEAK, needed_gap, smallest_gap
+from ..ops import Attend
+from ..layout import Layout
+from ..tolerances import bos_self_score, CATEGORICAL_LEAK, needed_gap, smallest_gap
 from .pieces import Head
 from .qk import score_weights
 
@@ -32,4 +32,4 @@ def width_head(op: Attend, layout: Layout, max_len: int) -> Head:
     qk = score_weights(op.score, layout, sharpness, m * sharpness, bos_self_score(max_len))
     w_o = np.zeros((1, layout.d_model))
     w_o[0, layout.dims(op.out)[0]] = 1.0
-    return Head(qk.w_q, qk.b_q, qk.w_k, qk.b_k, np.zeros((layout.d_model, 1)), np.zeros(1), w_o, qk.q_bos, qk.k_bos, np.ones(1))
+    return Head(**qk.as_head_fields(), w_v=np.zeros((layout.d_model, 1)), b_v=np.zeros(1), w_o=w_o, v_bos=np.ones(1))

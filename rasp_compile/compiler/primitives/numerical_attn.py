@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops import Attend
-from .layout import Layout
-from .margins import bos_self_score, CATEGORICAL_LEAK, needed_gap, smallest_gap, spread
+from ..ops import Attend
+from ..layout import Layout
+from ..tolerances import bos_self_score, CATEGORICAL_LEAK, needed_gap, smallest_gap, spread
 from .pieces import Head
 from .qk import score_weights
 
@@ -33,4 +33,4 @@ def numerical_head(op: Attend, layout: Layout, max_len: int) -> Head:
     w_v[layout.dims(op.value)[0], 0] = 1.0
     w_o = np.zeros((1, layout.d_model))
     w_o[0, layout.dims(op.out)[0]] = 1.0
-    return Head(qk.w_q, qk.b_q, qk.w_k, qk.b_k, w_v, np.zeros(1), w_o, qk.q_bos, qk.k_bos, np.array([float(op.default)]))
+    return Head(**qk.as_head_fields(), w_v=w_v, b_v=np.zeros(1), w_o=w_o, v_bos=np.array([float(op.default)]))

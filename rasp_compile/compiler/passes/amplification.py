@@ -10,24 +10,27 @@ spread of its values: a categorical aggregate of lengths 1..32 read as a number 
 So each aggregate learns the largest spread among the numbers that depend on it that way and
 that something uses as a value (the read-out, an MLP, a head's value; not a select's features,
 whose error only tilts scores): `Attend.amplification`, by which its head divides the leak it
-tolerates (categorical_attn.py, numerical_attn.py), up to MAX_AMPLIFICATION.
+tolerates (primitives/categorical_attn.py, numerical_attn.py), up to tolerances.MAX_AMPLIFICATION.
+
+Needs: every reader final (after interpolated-steps, whose polylines pass errors on; before
+head-features, whose folds read variables as features, not values). Always runs.
+Guarantees: each aggregate's `amplification` covers every reader that magnifies its leak.
 """
 
 from __future__ import annotations
 
-from .. import ir
-from .margins import spread
-from .ops import Attend, GatedMap, Linear, NumericMLP, Op, TableMLP, Var, op_inputs, readers_of
+import dataclasses
 
-MAX_AMPLIFICATION = 1e6
-"""Beyond this spread float32 itself cannot hold the numbers to 1e-6 of their size, and the
-sharpness it would take (S = 2 ln((n + 1) 1e6 / 1e-6), 64 at max_len 64) is as high as a score
-should go for a forward pass that exponentiates raw scores to stay finite (exp(88.7))."""
+from ... import ir
+from ..ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP, op_inputs, readers_of, replaced
+from ..variables import Var
+from ..tolerances import MAX_AMPLIFICATION, spread
 
 
-def set_amplification(ops: list[Op], read_out: tuple[Var, ...]) -> None:
-    readers = readers_of(ops)
-    as_value = {var for op in ops for var in _values_read(op)} | set(read_out)
+def amplify(graph: Graph) -> Graph:
+    """`graph` with every aggregate's `amplification` set (module docstring)."""
+    readers = readers_of(graph.ops)
+    as_value = {var for op in graph.ops for var in _values_read(op)} | set(graph.readout.inputs)
     memo: dict[Var, float] = {}
 
     def widest(var: Var) -> float:
@@ -37,10 +40,13 @@ def set_amplification(ops: list[Op], read_out: tuple[Var, ...]) -> None:
             memo[var] = max([own] + [widest(r.out) for r in readers.get(var, []) if _carries(r, var)])
         return memo[var]
 
-    for op in ops:
-        if isinstance(op, Attend) and op.kind in ("categorical", "numerical"):
-            gain = widest(op.out) / (spread(op.out.values) if op.kind == "numerical" else 1.0)
-            op.amplification = min(max(1.0, gain), MAX_AMPLIFICATION)
+    def amplified(op: Op) -> Op:
+        if not isinstance(op, Attend) or op.kind not in ("categorical", "numerical"):
+            return op
+        gain = widest(op.out) / (spread(op.out.values) if op.kind == "numerical" else 1.0)
+        return replaced(op, amplification=min(max(1.0, gain), MAX_AMPLIFICATION))
+
+    return dataclasses.replace(graph, ops=tuple(amplified(op) for op in graph.ops))
 
 
 def _carries(reader: Op, var: Var) -> bool:

@@ -19,10 +19,12 @@ from __future__ import annotations
 from itertools import product
 from typing import Callable
 
-from .. import ir
-from .ops import Linear, Op, Var, coordinate
+from ... import ir
+from ..ops import Linear, Op
+from ..tolerances import LINEAR_TOLERANCE
+from ..variables import Var, coordinate
 
-TOLERANCE = 1e-9
+
 Vector = dict  # output dimension label -> coefficient
 
 
@@ -38,7 +40,7 @@ def _difference(a: Vector, b: Vector) -> Vector:
 
 
 def _close(a: Vector, b: Vector) -> bool:
-    return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) <= TOLERANCE * max(1.0, abs(a.get(k, 0.0))) for k in a.keys() | b.keys())
+    return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) <= LINEAR_TOLERANCE * max(1.0, abs(a.get(k, 0.0))) for k in a.keys() | b.keys())
 
 
 def linear_form(out: Var, fn: Callable, inputs: tuple[Var, ...], writer_of: Callable[[Var], Op]) -> Linear | None:

@@ -1,4 +1,4 @@
-"""interpolated_steps: which step MLPs may interpolate between values instead of stepping.
+"""interpolated-steps: which step MLPs may interpolate between values instead of stepping.
 
 A categorical view of a width or a mean (numeric_mlp.py) is exact by flat steps, two hidden units
 per step; the polyline through the same values (numeric_mlp.interpolation_mlp) needs one unit
@@ -17,63 +17,86 @@ the polyline by at most e/2. Otherwise the steps stay flat. A mean's input also 
 (precision.py: in proportion to the magnitudes it went through); then the window is e/4 and the
 rounding must stay below e/4 of the smallest gap. (A width's input, BOS's share, is a softmax
 weight: its rounding is relative, and interpolation_error's margin covers it.)
+
+A numerical answer (or a line of it) written by steps is interpolated where the polyline's float32
+error plus its input's leak times its slope is below the steps' rounding.
+
+Needs: the read-out chosen and dead ops dropped (every reader is known). Guarantees: every
+interpolated decode's readers see at most INTERPOLATED_SCORE_ERROR of S, through the new
+`Attend.window` of the head writing its input (primitives use it for the head's sharpness).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from itertools import product
 
 import numpy as np
 
-from .. import ir
-from .margins import CATEGORICAL_LEAK, INTERPOLATED_SCORE_ERROR, smallest_gap
-from .numeric_mlp import interpolation_error, step_output_error
-from .ops import Attend, GatedMap, Linear, NumericMLP, Op, Var, readers_of
-from .readout import Readout
-from .precision import ROUNDINGS, carried_magnitudes, unit_roundoff
-from .scores import CONSTANT
-
-MAX_QUERY_ASSIGNMENTS = 10_000
-"""The reader's other side is enumerated value by value up to this many combinations."""
+from ... import ir
+from ..ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op, Readout, readers_of, replaced
+from ..precision import carried_magnitudes, unit_roundoff
+from ..primitives.numeric_mlp import interpolation_error, step_output_error
+from ..limits import MAX_QUERY_ASSIGNMENTS
+from ..tolerances import CATEGORICAL_LEAK, INTERPOLATED_SCORE_ERROR, ROUNDINGS, smallest_gap
+from ..variables import CONSTANT, Var
 
 
-def choose_interpolated_steps(ops: list[Op], readout: Readout) -> None:
-    """Mark the NumericMLPs (and GatedMaps' pieces) that may interpolate and tighten their input
-    heads' windows."""
-    readers = readers_of(ops)
-    writer = {op.out: op for op in ops}
-    carried = carried_magnitudes(ops)
-    answer = set(readout.inputs) if readout.classes is None else set()  # a numerical answer's variables
-    for op in ops:
-        if isinstance(op, NumericMLP) and op.out.encoding == ir.NUMERICAL and _only_answers(op.out, readers, answer):
-            op.interpolated = _interpolation_is_closer(op)
-            continue
-        if isinstance(op, GatedMap) and not op.affine and op.out.encoding == ir.NUMERICAL:
+def interpolate_steps(graph: Graph) -> Graph:
+    """`graph` with the NumericMLPs (and GatedMaps' pieces) that may interpolate marked so, and
+    the windows of the heads writing their inputs tightened."""
+    readers = readers_of(graph.ops)
+    writer = graph.writers()
+    carried = carried_magnitudes(graph.ops)
+    answer = set(graph.readout.inputs) if graph.readout.classes is None else set()  # a numerical answer's variables
+    changed: dict[Op, Op] = {}
+    windows: dict[Attend, float] = {}
+    for op in graph.ops:
+        if isinstance(op, NumericMLP | GatedMap) and op.out.encoding == ir.NUMERICAL:
             if _only_answers(op.out, readers, answer):
-                op.interpolated = frozenset(g for g in op.gate.values if _interpolation_is_closer(op.piece(g)))
+                changed[op] = _for_a_numerical_answer(op)
             continue
-        if not isinstance(op, NumericMLP) or op.out.encoding != ir.CATEGORICAL or op.out in readout.inputs:
+        if not isinstance(op, NumericMLP) or op.out.encoding != ir.CATEGORICAL or op.out in graph.readout.inputs:
             continue
         head = writer.get(op.input)
         if not isinstance(head, Attend) or not readers.get(op.out):
             continue
-        bounds = [_score_bound(op.out, reader) for reader in readers[op.out]]
-        if any(b is None for b in bounds):
-            continue
-        tolerance = INTERPOLATED_SCORE_ERROR / max(max(bounds), 1e-12)
-        points = op.input.values
-        encoded = [_one_hot(op.out, op.fn(p)) for p in points]
-        rounding = min(interpolation_error(points, encoded, rising) for rising in (True, False))
-        if rounding > tolerance / 2:
-            continue
-        input_share = tolerance / 2
-        if head.kind == "numerical":
-            input_share = tolerance / 4
-            carried_rounding = ROUNDINGS * unit_roundoff(np.float32) * carried[op.input]
-            if carried_rounding > input_share * smallest_gap(points):
-                continue
-        op.interpolated = True
-        head.window = min(head.window, input_share)
+        window = _decode_window(op, head, readers[op.out], carried)
+        if window is not None:
+            changed[op] = replaced(op, interpolated=True)
+            windows[head] = min(windows.get(head, head.window), window)
+    for head, window in windows.items():
+        changed[head] = replaced(head, window=window)
+    return dataclasses.replace(graph, ops=tuple(changed.get(op, op) for op in graph.ops))
+
+
+def _for_a_numerical_answer(op: NumericMLP | GatedMap) -> Op:
+    """A step MLP writing (a line of) the numerical answer, interpolated where that is closer."""
+    if isinstance(op, NumericMLP):
+        return replaced(op, interpolated=_interpolation_is_closer(op))
+    if op.affine:
+        return op
+    return replaced(op, interpolated=frozenset(g for g in op.gate.values if _interpolation_is_closer(op.piece(g))))
+
+
+def _decode_window(op: NumericMLP, head: Attend, readers: list[Op], carried: dict) -> float | None:
+    """The window the input head must keep for `op` (a categorical view of `head`'s number) to
+    interpolate (module docstring), or None when its readers or float32 do not allow it."""
+    bounds = [_score_bound(op.out, reader) for reader in readers]
+    if any(b is None for b in bounds):
+        return None
+    tolerance = INTERPOLATED_SCORE_ERROR / max(max(bounds), 1e-12)
+    points = op.input.values
+    encoded = [_one_hot(op.out, op.fn(p)) for p in points]
+    rounding = min(interpolation_error(points, encoded, rising) for rising in (True, False))
+    if rounding > tolerance / 2:
+        return None
+    if head.kind != "numerical":
+        return tolerance / 2
+    carried_rounding = ROUNDINGS * unit_roundoff(np.float32) * carried[op.input]
+    if carried_rounding > tolerance / 4 * smallest_gap(points):
+        return None
+    return tolerance / 4
 
 
 def _one_hot(var: Var, value) -> np.ndarray:

@@ -1,6 +1,6 @@
 """numeric_mlp: any function of one numerical input, exact on every value it can take.
 
-(Linear functions need no MLP at all: see linear.py.) Sort the
+(Linear functions need no MLP at all: see passes/fold_linear.py.) Sort the
 input's values p_0 < p_1 < ... < p_m. For each neighbouring pair put a threshold t halfway and a
 ramp of half-width d = (p_i - p_(i-1)) / 2:
 
@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import Layout
-from .ops import NumericMLP
+from ..layout import Layout
+from ..ops import NumericMLP
+from ..tolerances import KINK_THRESHOLD, POLYLINE_ROUNDING, STEP_OUTPUT_ROUNDING, STEP_ROUNDING
 from .pieces import MLP
 
 
@@ -66,7 +67,7 @@ def step_mlp(op: NumericMLP, layout: Layout) -> MLP:
     w_in = np.zeros((layout.d_model, len(biases)))
     w_in[x_dim, :] = columns_in
     w_out = np.array(rows_out).reshape(len(biases), layout.d_model)
-    return MLP(w_in, np.array(biases), w_out, constant)
+    return MLP(w_in=w_in, b_in=np.array(biases), w_out=w_out, b_out=constant)
 
 
 def exact_below(points: tuple, threshold):
@@ -77,12 +78,12 @@ def exact_below(points: tuple, threshold):
 
 def step_error(points: tuple) -> float:
     """A bound on the float32 error of one step of `step_mlp` over these sorted input values:
-    the larger pre-activation on a step's inexact side, slope * distance, times 2^-22."""
+    the larger pre-activation on a step's inexact side, slope * distance, times STEP_ROUNDING (4u)."""
     worst = 0.0
     for low, high in zip(points, points[1:]):
         threshold, slope = (low + high) / 2, 2 / (high - low)
         worst = max(worst, 1 + slope * min(threshold - points[0], points[-1] - threshold))
-    return worst * 2.0**-22
+    return worst * STEP_ROUNDING
 
 
 def step_output_error(points: tuple, answers: list) -> float:
@@ -101,7 +102,7 @@ def step_output_error(points: tuple, answers: list) -> float:
     distance = np.abs(x[:, None] - threshold[None, :]) / half_width
     size = 2 * distance + 2 + (np.abs(x)[:, None] + np.abs(threshold)[None, :]) / half_width
     worst = float(np.max(np.sum(np.where(inexact, change * size, 0.0), axis=1), initial=0.0))
-    return worst * 2.0**-24
+    return worst * STEP_OUTPUT_ROUNDING
 
 
 def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
@@ -125,13 +126,13 @@ def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
     w_in[x_dim, :] = 1.0 if rising else -1.0
     b_in = np.array([-p if rising else p for p, _ in kinks])
     w_out = np.array([c for _, c in kinks]).reshape(len(kinks), layout.d_model)
-    return MLP(w_in, b_in, w_out, encoded[0] if rising else encoded[-1])
+    return MLP(w_in=w_in, b_in=b_in, w_out=w_out, b_out=encoded[0] if rising else encoded[-1])
 
 
 def interpolation_error(points: tuple, encoded: list, rising: bool) -> float:
     """A bound on the float32 error of `interpolation_mlp` at any of its input values, per output
     coordinate: every firing unit's value relu(±(x - p)) carries a rounding of about
-    (|x| + |p|) 2^-24, multiplied by its output weight; 2^-22 for margin."""
+    (|x| + |p|) u, multiplied by its output weight; POLYLINE_ROUNDING (4u) for margin."""
     return _rounding(points, _kinks(points, encoded, rising), rising)
 
 
@@ -144,7 +145,7 @@ def _rounding(points: tuple, kinks: list, rising: bool) -> float:
     weights = np.abs(np.array([c for _, c in kinks]))  # [kink, output coordinate]
     firing = (x > at) if rising else (x < at)  # [input value, kink]
     worst = float(np.max(np.where(firing, np.abs(x) + np.abs(at), 0.0) @ weights))
-    return worst * 2.0**-22
+    return worst * POLYLINE_ROUNDING
 
 
 def _samples(op: NumericMLP, layout: Layout) -> tuple[tuple, list, int]:
@@ -163,4 +164,4 @@ def _kinks(points: tuple, encoded: list, rising: bool) -> list[tuple[float, np.n
     at = range(len(points) - 1) if rising else range(1, len(points))
     kinks = [(float(points[i]), slopes[i + 1] - slopes[i]) for i in at]
     scale = max(float(np.max(np.abs(s), initial=0.0)) for s in slopes)
-    return [(p, c) for p, c in kinks if np.max(np.abs(c), initial=0.0) > 1e-12 * scale]
+    return [(p, c) for p, c in kinks if np.max(np.abs(c), initial=0.0) > KINK_THRESHOLD * scale]

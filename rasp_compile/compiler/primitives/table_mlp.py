@@ -25,8 +25,8 @@ from itertools import product
 
 import numpy as np
 
-from .ops import TableMLP
-from .layout import Layout
+from ..ops import TableMLP
+from ..layout import Layout
 from .pieces import MLP
 
 
@@ -53,4 +53,4 @@ def table_mlp(op: TableMLP, layout: Layout) -> MLP:
                 w_in[dims[x.position[value]], h] += 2.0
         for label, amount in out.items():
             w_out[h, layout[label]] = amount
-    return MLP(w_in, b_in, w_out, np.zeros(layout.d_model))
+    return MLP(w_in=w_in, b_in=b_in, w_out=w_out, b_out=np.zeros(layout.d_model))

@@ -2,7 +2,7 @@
 as its pattern allows.
 
 A head scores key k against query q by q·k, and each of q and k is linear in the residual. So a
-selector (selectors.py: an AND of terms) is scored by one bilinear form
+selector (selector_terms.py: an AND of terms) is scored by one bilinear form
 
     score(key, query) = sum over (r, c) of A[r, c] * query feature r * key feature c
 
@@ -11,7 +11,7 @@ or the constant 1 (`CONSTANT`), in units of the sharpness S (applied by qk.py).
 
 Entries. A table term M over categorical K, Q adds the matrix derived in qk.py (the constant
 row and column carry what a value pair shares with none). A position term adds
-2·index·target - index² + match (selectors.position_term): it is 1 where the index is the target
+2·index·target - index² + match (passes/position_selects.py): it is 1 where the index is the target
 and at most 0 elsewhere. The constant x constant entry gets -(m - 1) for m terms, so the
 selected keys score exactly 1 (units of S), any other key at most 0, and the top score a head
 can reach stays near S.
@@ -25,52 +25,28 @@ one per variable (its one-hot) and one for the constant; we cover whole blocks, 
 cheapest cover by trying every subset of the side with fewer blocks. With "compact-heads" the
 terms share blocks: two terms on the same query variable read it once, so sort's range select
 (two comparisons of two widths against the index) needs 20 + 1 dimensions at max_len 20, not
-2 x 21. Without it each term keeps its own blocks (the construction of qk.py, term by term).
+2 x 21. Without it each term keeps its own blocks (the construction of primitives/qk.py, term by term).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import combinations
+from typing import Callable
 
-from .ops import CONSTANT, Var
-from .selectors import SelectorSpec, Term
+from ..selector_terms import Column, Score, SelectorSpec, Term
+from ..limits import MAX_ENUMERATED_BLOCKS
+from ..variables import CONSTANT
 
-MAX_ENUMERATED_BLOCKS = 12
-"""Covers are found by trying every subset of the side with fewer blocks, up to this many;
-beyond it the whole cheaper side is the cover (still exact, maybe wider)."""
-
-
-@dataclass(frozen=True, eq=False)
-class Column:
-    """One head dimension: q = sum of q[feature] * feature at the query, likewise k at the key
-    (coefficients in units of S on q, plain on k)."""
-
-    q: dict
-    k: dict
-
-
-@dataclass(frozen=True, eq=False)
-class Score:
-    """The columns of a head scoring an AND of `terms` terms: 1 per unit of S on selected keys,
-    at most 0 on the others (before BOS, which qk.py adds)."""
-
-    terms: int
-    columns: tuple[Column, ...]
-
-    def reads(self) -> tuple[Var, ...]:
-        """The variables the head's q and k read, each once, in a stable order."""
-        features = (f for c in self.columns for side in (c.q, c.k) for f in side)
-        return tuple(dict.fromkeys(f[0] for f in features if f is not CONSTANT))
-
-
-def score_columns(spec: SelectorSpec, share: bool) -> Score:
-    """The factored score of `spec`; with `share`, terms reading one variable share its block."""
+def score_columns(spec: SelectorSpec, block: Callable | None = None) -> Score:
+    """The factored score of `spec`. `block(feature, term index)` names the block a feature
+    belongs to: by default a block per term and variable (own_block); passes/compact_heads.py
+    gives one per variable, which terms reading the same variable share."""
+    block = block or own_block
     entries: dict = {}  # (row block, row feature, column block, column feature) -> coefficient
 
     def add(t: int, row, column, amount: float) -> None:
         if amount:
-            key = (_block(row, t, share), row, _block(column, t, share), column)
+            key = (block(row, t), row, block(column, t), column)
             entries[key] = entries.get(key, 0.0) + amount
 
     for t, term in enumerate(spec.terms):
@@ -82,9 +58,9 @@ def score_columns(spec: SelectorSpec, share: bool) -> Score:
     return Score(len(spec.terms), tuple(_columns(entries, rows, columns)))
 
 
-def _block(feature, term: int, share: bool):
-    var = "1" if feature is CONSTANT else feature[0]
-    return var if share else (term, var)
+def own_block(feature, term: int):
+    """The block of `feature` in the plain factoring: its variable's (or the constant's), per term."""
+    return (term, "1" if feature is CONSTANT else feature[0])
 
 
 def _term_entries(term: Term) -> list[tuple]:

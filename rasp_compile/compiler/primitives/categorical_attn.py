@@ -8,7 +8,7 @@ Why it is exact: when some key is selected, all selected keys hold the same valu
 program is in error), so any mix of their one-hots is that one-hot; the weight left on BOS and
 unselected keys is at most (n + 1) exp(-S/2). When none is selected, BOS outscores every other
 key by S/2 and the output is the default. S = 2 ln((n + 1) / leak) puts the leak below
-CATEGORICAL_LEAK (margins.py), divided by `op.amplification` when a reader turns the one-hot into
+CATEGORICAL_LEAK (tolerances.py), divided by `op.amplification` when a reader turns the one-hot into
 a number that magnifies it (amplification.py): with n = 64 and no such reader, S ≈ 36.
 """
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops import Attend
-from .layout import Layout
-from .margins import bos_self_score, CATEGORICAL_LEAK, needed_gap
+from ..ops import Attend
+from ..layout import Layout
+from ..tolerances import bos_self_score, CATEGORICAL_LEAK, needed_gap
 from .pieces import Head
 from .qk import score_weights
 
@@ -38,4 +38,4 @@ def categorical_head(op: Attend, layout: Layout, max_len: int) -> Head:
     v_bos = np.zeros(len(out_values))
     if op.default is not None:
         v_bos[op.out.position[op.default]] = 1.0
-    return Head(qk.w_q, qk.b_q, qk.w_k, qk.b_k, w_v, np.zeros(len(out_values)), w_o, qk.q_bos, qk.k_bos, v_bos)
+    return Head(**qk.as_head_fields(), w_v=w_v, b_v=np.zeros(len(out_values)), w_o=w_o, v_bos=v_bos)

@@ -1,6 +1,6 @@
-"""head_features: a head's query or key features written straight into the residual.
+"""head-features: a head's query or key features written straight into the residual.
 
-A head reads each side as linear forms of residual coordinates (scores.py: column j's key side is
+A head reads each side as linear forms of residual coordinates (lowering/scores.py: column j's key side is
 sum of a_f * x[f]). When nothing else reads the variables on that side (no other op, not the
 head's other side or its value, not the read-out), the residual need not hold those variables at
 all: each column's form becomes a numerical variable of its own, written by a Linear op (so by
@@ -14,53 +14,66 @@ written the one-hots. A side that reads each coordinate in a column of its own k
 
 The form's constant stays the head's bias; a variable that is none (all zeros) still adds
 nothing, exactly as it did before the fold.
+
+Needs: prune (it pays only once pruning drops what it replaced: the driver runs it only with
+prune on), every reader known (dead ops dropped) and amplification set (a fold's Linear reads
+variables as features, which must not count as values). Guarantees: each head scores exactly
+what it scored before; the variables it no longer reads are read by nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from itertools import product
 from typing import Callable
 
-from .. import ir
-from .linear import substituted
-from .ops import Attend, Linear, Op, Var, readers_of
-from .scores import CONSTANT, Column, Score
-
-MAX_FEATURE_VALUES = 100_000
-"""A folded feature's value set is enumerated (every combination of its variables' values); a
-side whose features would have more is left unfolded."""
+from ... import ir
+from ..lowering.linear import substituted
+from ..ops import Attend, Graph, Linear, fresh_label, readers_of, replaced
+from ..selector_terms import Column, Score
+from ..limits import MAX_FEATURE_VALUES
+from ..variables import CONSTANT, Var, sort_key
 
 
-def fold_head_features(ops: list[Op], read_out: tuple[Var, ...], new_var: Callable, writer_of: Callable) -> list[Op]:
-    """`ops` with every foldable head side folded; the new Linear ops go just before their head.
-    `new_var(label, values)` makes a fresh numerical variable."""
-    readers = {var: len(ops_reading) for var, ops_reading in readers_of(ops).items()}
-    for var in read_out:
+def fold_head_features(graph: Graph) -> Graph:
+    """`graph` with every foldable head side folded; the new Linear ops go just before their head."""
+    readers = {var: len(ops_reading) for var, ops_reading in readers_of(graph.ops).items()}
+    for var in graph.readout.inputs:
         readers[var] = readers.get(var, 0) + 1
-    folded: list[Op] = []
-    for op in ops:
+    labels = set(graph.labels)
+
+    def new_var(label: str, values: tuple) -> Var:
+        label = fresh_label(label, labels)
+        labels.add(label)
+        return Var(label, ir.NUMERICAL, tuple(sorted(set(values), key=sort_key)))
+
+    writer_of = graph.writers().get
+    folded = []
+    for op in graph.ops:
         if isinstance(op, Attend):
             for side in ("k", "q"):
-                folded.extend(_fold_side(op, side, readers, new_var, writer_of))
+                new_ops, op = _fold_side(op, side, readers, new_var, writer_of)
+                folded.extend(new_ops)
         folded.append(op)
-    return folded
+    return dataclasses.replace(graph, ops=tuple(folded), labels=frozenset(labels))
 
 
-def _fold_side(op: Attend, side: str, readers: dict, new_var: Callable, writer_of: Callable) -> list[Linear]:
+def _fold_side(op: Attend, side: str, readers: dict, new_var: Callable, writer_of: Callable) -> tuple[list[Linear], Attend]:
+    """The Linear ops writing one side's features, and the head reading them (or no ops and `op`)."""
     columns = op.score.columns
     forms = [getattr(c, side) for c in columns]
     other = "q" if side == "k" else "k"
     read_here = _vars(forms)
     read_elsewhere = set(_vars([getattr(c, other) for c in columns])) | {op.value}
     if not read_here or any(readers[v] != 1 or v in read_elsewhere for v in read_here):
-        return []
+        return [], op
     coordinates = {f for form in forms for f in form if f is not CONSTANT}  # the rest are pruned anyway
     linear_columns = [j for j, form in enumerate(forms) if any(f is not CONSTANT for f in form)]
     if len(linear_columns) >= len(coordinates):
-        return []
+        return [], op
     values = [_values(forms[j]) for j in linear_columns]
     if any(v is None for v in values):
-        return []
+        return [], op
     new_ops, new_columns = [], list(columns)
     for j, feature_values in zip(linear_columns, values):
         out = new_var(f"{op.out.label}.{side}{j}", feature_values)
@@ -72,8 +85,7 @@ def _fold_side(op: Attend, side: str, readers: dict, new_var: Callable, writer_o
             form[CONSTANT] = forms[j][CONSTANT]
         q, k = (columns[j].q, form) if side == "k" else (form, columns[j].k)
         new_columns[j] = Column(q, k)
-    op.score = Score(op.score.terms, tuple(new_columns))
-    return new_ops
+    return new_ops, replaced(op, score=Score(op.score.terms, tuple(new_columns)))
 
 
 def _vars(forms: list[dict]) -> list[Var]:

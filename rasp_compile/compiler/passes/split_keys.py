@@ -1,4 +1,4 @@
-"""split_keys: the answer's aggregate, when its select compares a table of two s-ops, as one
+"""split-keys: the answer's aggregate, when its select compares a table of two s-ops, as one
 head per value of one of them, the heads' outputs summed.
 
 `aggregate(select(f(x, y), q, pred) and rest, v)` needs the one-hot of f(x, y) at every key: a
@@ -19,17 +19,60 @@ program error), so each head that selects reads t's one-hot, and each other head
 value is the default's one-hot d (zeros for none). With H heads of which s >= 1 select, the sum
 less (H - 1) d is s t + (1 - s) d: t's logit leads every other by at least 1 (it is t exactly
 when one head selects, the usual case), and when none selects it is d exactly. Each head leaks
-at most margins.CATEGORICAL_LEAK, H of them far less than the read-out's margin of 1/2 (the none
-column's constant). graph.py splits only where the heads sit in an earlier sub-layer than the
+at most tolerances.CATEGORICAL_LEAK, H of them far less than the read-out's margin of 1/2 (the none
+column's constant). The split is kept only where the heads sit in an earlier sub-layer than the
 single head would.
+
+Needs: the ops of every s-op before the answer (their sub-layers decide), and the lowering's
+other rewrites for the heads' selectors; runs as the `aggregate` rewrite of the lowering.
+Guarantees: the read-out picks the answer the single head gives, at every input; the table's
+inputs keep a view with a dimension per value (lowering/views.py), one for all the heads.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from .. import ir
-from ..frontend.infer import ValueSets
+from ... import ir
+from ...frontend.infer import ValueSets
+from ..lowering.selectors import score_selector
+from ..lowering.state import LoweringState
+from ..ops import Attend, Linear
+from ..schedule import sublayers_after
+from ..limits import MAX_SPLIT_COLUMNS
+from ..variables import Var, coordinate, sort_key
+
+
+def split_answer(state: LoweringState, node: ir.Aggregate, out: Var, whole: Attend) -> Linear | None:
+    """The answer's categorical aggregate `whole` as split heads (emitted here) and the Linear
+    op summing them, when those heads all come before the sub-layer `whole` would take; else None."""
+    if node is not state.program.output:
+        return None
+    split = split_selectors(node.selector, state.value_sets, state.nullable, MAX_SPLIT_COLUMNS, sort_key)
+    if split is None:
+        return None
+    parts, table_inputs = split
+    state.split_inputs.update(state.vars[x] for x in table_inputs)
+    heads = [
+        Attend(state.new_var(f"{out.label}.part{k}", ir.CATEGORICAL, out.values, out.may_be_none, out.loc),
+               score_selector(state, part), "categorical", whole.value, node.default, selector=part)
+        for k, part in enumerate(parts)
+    ]
+    *slots, whole_slot = sublayers_after(state.ops, [*heads, whole])
+    if max(slots) >= whole_slot:
+        state.split_inputs.clear()
+        return None
+    for head in heads:
+        state.emit(head)
+    return _summed(out, heads, node.default)
+
+
+def _summed(out: Var, heads: list[Attend], default) -> Linear:
+    """`out` as the sum of the split heads' one-hots, less the default's one-hot that all but one
+    of them add (module docstring)."""
+    weights = {(head.out, v): {coordinate(out, v): 1.0} for head in heads for v in out.values}
+    bias = {} if default is None else {coordinate(out, default): 1.0 - len(heads)}
+    return Linear(out, weights, bias)
 
 
 def split_selectors(

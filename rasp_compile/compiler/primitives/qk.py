@@ -16,16 +16,17 @@ without subtracting the row maximum cannot overflow float32.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .layout import Layout
-from .ops import coordinate
-from .scores import CONSTANT, Score
+from ..layout import Layout
+from ..variables import coordinate
+from ..selector_terms import Score
+from ..variables import CONSTANT
 
 
-@dataclass
+@dataclass(kw_only=True)
 class QK:
     """q = x w_q + b_q, k = x w_k + b_k ([d_model, d] and [d]); q_bos, k_bos: their values at BOS."""
 
@@ -36,6 +37,10 @@ class QK:
     q_bos: np.ndarray
     k_bos: np.ndarray
 
+    def as_head_fields(self) -> dict[str, np.ndarray]:
+        """The Head fields these are (pieces.Head), by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
 
 def score_weights(score: Score, layout: Layout, sharpness: float, bos_score: float, bos_self: float) -> QK:
     """q and k for `score` at this sharpness, and the BOS column: BOS scores `bos_score` minus
@@ -43,7 +48,8 @@ def score_weights(score: Score, layout: Layout, sharpness: float, bos_score: flo
 
     `bos_score` and `bos_self` are in units of absolute score (already multiplied by sharpness)."""
     d = len(score.columns) + 1
-    qk = QK(*(np.zeros(shape) for shape in [(layout.d_model, d), d, (layout.d_model, d), d, d, d]))
+    qk = QK(w_q=np.zeros((layout.d_model, d)), b_q=np.zeros(d), w_k=np.zeros((layout.d_model, d)), b_k=np.zeros(d),
+            q_bos=np.zeros(d), k_bos=np.zeros(d))
     for j, column in enumerate(score.columns):
         _place(column.q, qk.w_q[:, j], qk.b_q, j, layout, sharpness)
         _place(column.k, qk.w_k[:, j], qk.b_k, j, layout, 1.0)

@@ -1,0 +1,185 @@
+"""The compiler's driver: a checked program -> a `Model` in the docs/format.md format.
+
+Reading this module top to bottom shows every step in the order it runs. `--no-opt NAME`
+(`disabled=`) drops the lines of that name from the lists below, nothing else; a line with no
+name always runs.
+
+    infer_value_sets       the values every s-op can take (frontend/infer.py)
+    lower                  s-ops -> variables and the ops writing them, asking LOWERING_REWRITES
+    GRAPH_PASSES           Graph -> Graph, in order
+    check_precision        refuse numbers the float dtype cannot hold exactly enough
+    lay_out                a named residual dimension per categorical value / numerical s-op
+    check_budget           a model too large to build is refused before any weight is
+    schedule               operations -> the earliest attention / MLP sub-layer
+    assemble               per-primitive weights (primitives/) -> arrays and meta
+    MODEL_PASSES           Model -> Model, in order; then the arrays are cast to the dtype
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Iterable, NamedTuple
+
+import numpy as np
+
+from .. import ir
+from ..errors import RaspValueError, placed_at, recursion_refused
+from ..frontend.infer import ValueSets, infer_value_sets
+from ..runtime.model import Model, validate
+from .assemble import assemble, cast_to
+from .budget import check_budget, check_vocab_budget
+from .head_meta import describe_model
+from .layout import lay_out
+from .lowering.lower import lower
+from .lowering.rewrites import Rewrites
+from .ops import Graph
+from .passes import compact_heads, compose_views, fold_embeddings, fold_linear, gated_maps, position_selects
+from .passes import split_keys, value_classes
+from .passes.amplification import amplify
+from .passes.dead_ops import drop_dead_ops
+from .passes.head_features import fold_head_features
+from .passes.interpolated_steps import interpolate_steps
+from .passes.linear_readout import choose_linear_readout
+from .passes.number_readout import choose_number_readout
+from .passes.prune import prune
+from .precision import check_precision
+from .schedule import schedule
+
+
+class Step(NamedTuple):
+    """One line of a list below: `run` under the optimisation `name` (None: always), also
+    needing the optimisations in `needs`; `hook`: the Rewrites field it fills (lowering only)."""
+
+    name: str | None
+    run: Callable
+    hook: str = ""
+    needs: tuple[str, ...] = ()
+
+
+LOWERING_REWRITES = (
+    # a map of an embedded variable is an embedding row (before fold-linear: nothing to fold then)
+    Step("fold-embeddings", fold_embeddings.map_of_embedding, "map"),
+    # a map linear in its input's coordinates is written by the input's writer; a number read
+    # from a view of x, when it is not linear, is a step MLP of x itself
+    Step("fold-linear", fold_linear.linear_map, "map"),
+    # a sequence_map linear in its inputs is written by their writers
+    Step("fold-linear", fold_linear.linear_sequence_map, "sequence_map"),
+    # a sequence_map of two variables the position decides is a position embedding row
+    Step("fold-embeddings", fold_embeddings.sequence_map_of_positions, "sequence_map"),
+    # a sequence_map of a number and an exact one-hot is one small MLP of the number per value
+    Step("gated-maps", gated_maps.gated_map, "sequence_map"),
+    # a categorical view of a number has a dimension per class of values its reader tells apart
+    Step("value-classes", value_classes.reader_classes, "view_classes"),
+    # a categorical view of a step MLP's number reads that MLP's input, a sub-layer sooner
+    Step("compose-views", compose_views.through_steps, "view_source"),
+    # a select the causal mask already decides is `true`
+    Step("position-selects", position_selects.causal_term, "term"),
+    # a select pairing an index with one target is scored from four numbers
+    Step("position-selects", position_selects.position_term, "term"),
+    # terms of one selector reading the same variable share its head dimensions
+    Step("compact-heads", compact_heads.shared_block, "score_blocks"),
+    # the answer's aggregate on a table of two s-ops is one head per value of one of them, summed
+    Step("split-keys", split_keys.split_answer, "aggregate"),
+)
+"""Rewrites the lowering asks as it builds each s-op (lowering/rewrites.py says why they cannot
+wait for the whole graph), in this order per construction; with none, the plain construction."""
+
+GRAPH_PASSES = (
+    Step("linear-readout", choose_linear_readout),  # a last table a linear read-out can answer is left to unembed
+    Step("number-readout", choose_number_readout),  # a numeric-valued answer is written as one number
+    Step(None, drop_dead_ops),  # ops nothing reads are dropped
+    Step("interpolated-steps", interpolate_steps),  # decodes only select scores read use one unit per value
+    Step(None, amplify),  # each aggregate learns how much its readers magnify its leak
+    Step("head-features", fold_head_features, needs=("prune",)),  # a head's features replace what only it reads
+)
+"""Graph -> Graph passes, after the lowering, in order."""
+
+MODEL_PASSES = (
+    Step("prune", prune),  # residual dimensions no weight reads are dropped
+)
+"""Model -> Model passes, on the assembled float64 arrays, in order."""
+
+OPTIMIZATIONS = {
+    "fold-embeddings": (
+        "maps of tokens, indices (and causal length), and sequence_maps of two of the position's, become embedding rows"
+    ),
+    "fold-linear": "linear s-ops are written by their inputs' writers, with no layer of their own",
+    "value-classes": "a numerical s-op read categorically keeps only the values its reader tells apart",
+    "compose-views": (
+        "a numerical s-op that a step MLP writes is read categorically from that MLP's input, a sub-layer sooner"
+    ),
+    "gated-maps": "a sequence_map of a number and an exact one-hot is one small MLP of the number per value of the one-hot",
+    "compact-heads": "terms of a selector reading the same variable share its head dimensions",
+    "head-features": "a head's query or key features are written into the residual in place of what only it reads",
+    "interpolated-steps": "a width or mean read only by categorical selects is decoded with one hidden unit per value",
+    "position-selects": "selects pairing an index with one target are scored from four numbers",
+    "split-keys": "the answer's aggregate on a table of two s-ops is one head per value of one of them, summed",
+    "linear-readout": "a last table that a linear read-out can answer is left to unembed",
+    "number-readout": "a numeric-valued output is written as one number, read as the nearest value",
+    "prune": "residual dimensions that no weight reads are dropped",
+}
+"""Every optimisation by name (`--no-opt NAME`, `disabled=` below): with all of them off,
+each s-op is compiled by its plain construction, one-hot and one sub-layer each."""
+
+
+def compile_program(
+    program: ir.Program,
+    max_len: int | None = None,
+    dtype=np.float32,
+    disabled: Iterable[str] = (),
+    value_sets: ValueSets | None = None,
+) -> Model:
+    """Compile `program` (optionally at another max_len) into weights of the given float dtype,
+    without the optimisations named in `disabled` (keys of OPTIMIZATIONS). `value_sets`: the
+    program's value sets at that max_len (infer.infer_value_sets), when the caller has them."""
+    unknown = set(disabled) - set(OPTIMIZATIONS)
+    if unknown:
+        raise ValueError(f"unknown optimisation {sorted(unknown)[0]!r}; known: {', '.join(OPTIMIZATIONS)}")
+    enabled = frozenset(OPTIMIZATIONS) - set(disabled)
+    if max_len is not None and max_len != program.max_len:
+        program = dataclasses.replace(program, max_len=max_len)
+    with recursion_refused(program.output.loc or program.output_loc), placed_at(program.output_loc):
+        if value_sets is None:
+            value_sets = infer_value_sets(program)
+        check_vocab_budget(program, value_sets)
+        graph, layout = _graph_within_budget(program, value_sets, enabled, dtype)
+        embeds, blocks = schedule(graph)
+        model = assemble(graph, embeds, blocks, layout)
+        for step in active_steps(MODEL_PASSES, enabled):
+            model = step.run(model)
+        model = cast_to(model, dtype)
+        model.meta.update(describe_model(graph, blocks))  # meta.heads and meta.sops (docs/inspect.md)
+    model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
+    validate(model)
+    return model
+
+
+def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) -> Graph:
+    """The lowered graph after every graph pass of `enabled` (keys of OPTIMIZATIONS)."""
+    hooks: dict[str, list] = {}
+    for step in active_steps(LOWERING_REWRITES, enabled):
+        hooks.setdefault(step.hook, []).append(step.run)
+    graph = lower(program, value_sets, Rewrites(**{hook: tuple(runs) for hook, runs in hooks.items()}))
+    for step in active_steps(GRAPH_PASSES, enabled):
+        graph = step.run(graph)
+    return graph
+
+
+def active_steps(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
+    """The steps that run: those with no name, or whose name and needs are all enabled."""
+    return [s for s in steps if s.name is None or ({s.name, *s.needs} <= enabled)]
+
+
+def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype) -> tuple:
+    """The graph and its layout, checked for precision and size; a split answer (split-keys) that
+    makes the model too large is built again whole, one layer deeper but within the budget."""
+    graph = build_graph(program, value_sets, enabled)
+    check_precision(graph, dtype)
+    layout = lay_out(graph)
+    try:
+        check_budget(graph, layout)
+    except RaspValueError:
+        if not graph.split:
+            raise
+        return _graph_within_budget(program, value_sets, enabled - {"split-keys"}, dtype)
+    return graph, layout

@@ -1,0 +1,124 @@
+"""rasp_to_graph: a checked `ir.Program` -> residual variables and the operations that write them.
+
+Every s-op the output needs becomes a `Var` (a value living in the residual stream, categorical:
+one-hot over its values; numerical: one dimension) and exactly one operation writes it, by its
+plain construction:
+
+    tokens, indices        Embed
+    length                 Embed in a causal program (i + 1); else the width of select-all
+    map                    TableMLP of a categorical input, NumericMLP (exact steps) of a number
+    sequence_map           TableMLP over categorical views of both inputs (views.py)
+    aggregate              Attend: a head reading the value's one-hot (categorical) or number (mean)
+    selector_width         Attend writing 1/(w + 1), then a NumericMLP reading w from it
+
+The optimisations that choose another construction for an s-op are the driver's rewrites
+(rewrites.py): each construction asks them first, in the driver's order, and builds the plain
+one when none answers. With no rewrite this is the compiler of `--no-opt` every pass.
+Where a primitive needs a categorical view of a numerical s-op, or a joint (tuple-valued)
+variable for a selector one score cannot add up, the lowering adds it (views.py, selectors.py).
+The answer is read from its own dimensions (ops.plain_readout); ops nothing reads are dropped
+later (passes/dead_ops.py).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ... import ir
+from ...frontend.infer import ValueSets, nullable_sops
+from ..ops import Attend, Embed, Graph, NumericMLP, Op, TableMLP, plain_readout
+from ..variables import Var
+from .positions import possible_pairs
+from .rewrites import Rewrites, first_answer
+from .selectors import score_selector
+from .state import LoweringState
+from .views import categorical_view
+
+
+def lower(program: ir.Program, value_sets: ValueSets, rewrites: Rewrites) -> Graph:
+    """Every s-op the output depends on, as variables and the ops that write them."""
+    state = new_state(program, value_sets, rewrites)
+    for node in program.nodes():
+        if isinstance(node, ir.SOp):
+            state.var_for(node)
+    output = state.vars[program.output]
+    return Graph(tuple(state.ops), output, program, plain_readout(output), split=bool(state.split_inputs),
+                 labels=frozenset(state.labels))
+
+
+def new_state(program: ir.Program, value_sets: ValueSets, rewrites: Rewrites) -> LoweringState:
+    """An empty lowering of `program`, whose `var_for` lowers any of its s-ops on demand."""
+    state = LoweringState(program, value_sets, nullable_sops(program), rewrites)
+    state.var_for = lambda node: _var_for(state, node)
+    return state
+
+
+def _var_for(state: LoweringState, node: ir.SOp) -> Var:
+    """The variable of `node`, lowered (with every s-op it reads) on first demand."""
+    if node in state.vars:
+        return state.vars[node]
+    values = state.program.vocab if isinstance(node, ir.Tokens) else state.value_sets[node]
+    label = node.label or f"{type(node).__name__.lower()}"
+    out = state.new_var(label, node.encoding, values, node in state.nullable, node.loc)
+    state.vars[node] = state.emit(_op_for(state, node, out))
+    return out
+
+
+def _op_for(state: LoweringState, node: ir.SOp, out: Var) -> Op:
+    if isinstance(node, ir.Tokens):
+        return Embed(out, "tokens")
+    if isinstance(node, ir.Indices):
+        return Embed(out, "indices")
+    if isinstance(node, ir.Length):
+        if state.program.causal:
+            return Embed(out, "length")
+        everything = ir.Select(ir.tokens, ir.tokens, "true")
+        state.lengths.add(out)
+        return _width_ops(state, everything, out)  # n, as the width of select-all
+    if isinstance(node, ir.Map):
+        return _map_op(state, out, node.fn, state.vars[node.inner])
+    if isinstance(node, ir.SequenceMap):
+        return _sequence_map_op(state, out, node.fn, state.vars[node.first], state.vars[node.second])
+    if isinstance(node, ir.SelectorWidth):
+        return _width_ops(state, node.selector, out)
+    if isinstance(node, ir.Aggregate):
+        return _aggregate_op(state, node, out)
+    raise TypeError(f"no compilation rule for {type(node).__name__}")
+
+
+def _map_op(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Op:
+    rewritten = first_answer(state.rewrites.map, state, out, fn, inner)
+    if rewritten is not None:
+        return rewritten
+    if inner.encoding == ir.CATEGORICAL:
+        return TableMLP(out, (inner,), fn)
+    return NumericMLP(out, inner, fn)
+
+
+def _sequence_map_op(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Op:
+    if first is second:  # one variable twice (`x * x`): a map of it
+        return _map_op(state, out, lambda v: fn(v, v), first)
+    rewritten = first_answer(state.rewrites.sequence_map, state, out, fn, first, second)
+    if rewritten is not None:
+        return rewritten
+    first_view = categorical_view(state, first, lambda x: tuple(fn(x, y) for y in second.values))
+    second_view = categorical_view(state, second, lambda y: tuple(fn(x, y) for x in first.values))
+    return TableMLP(out, (first_view, second_view), fn, possible=possible_pairs(state, first_view, second_view))
+
+
+def _aggregate_op(state: LoweringState, node: ir.Aggregate, out: Var) -> Op:
+    selector = score_selector(state, node.selector)
+    value = state.vars[node.sop]
+    if node.encoding == ir.NUMERICAL:
+        default = 0 if node.default is None else node.default
+        return Attend(out, selector, "numerical", value, default, selector=node.selector)
+    whole = Attend(out, selector, "categorical", categorical_view(state, value), node.default, selector=node.selector)
+    return first_answer(state.rewrites.aggregate, state, node, out, whole) or whole
+
+
+def _width_ops(state: LoweringState, selector: ir.Selector, out: Var) -> Op:
+    """selector_width = an attention writing 1/(w+1), then an exact step MLP reading it."""
+    spec = score_selector(state, selector)
+    inverse = state.new_var(f"{out.label}.bos_share", ir.NUMERICAL, [1 / (w + 1) for w in out.values], loc=out.loc)
+    state.emit(Attend(inverse, spec, "width", selector=selector))
+    return NumericMLP(out, inverse, lambda share: round(1 / share) - 1)

@@ -1,0 +1,60 @@
+"""Variables the position alone decides: indices, a causal program's length, maps of them.
+
+Their values at each position are known at compile time, so the lowering can embed features
+of the position (position_feature) and tables over them need only the combinations the
+positions give (possible_pairs).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ... import ir
+from ..ops import Embed
+from ..variables import Var
+from .state import LoweringState
+
+
+def position_source(state: LoweringState, var: Var) -> tuple[str, Callable] | None:
+    """(source, raw -> value) when `var` is embedded from the position alone: indices, or
+    length in a causal program, or maps of them; None otherwise."""
+    writer = state.writer.get(var)
+    if isinstance(writer, Embed) and writer.source in ("indices", "length"):
+        return writer.source, writer.fn
+    return None
+
+
+def values_by_position(state: LoweringState, var: Var) -> list | None:
+    """var's value at each position 0..max_len-1, if the position alone decides it."""
+    source = position_source(state, var)
+    if source is None:
+        return None
+    first = 0 if source[0] == "indices" else 1
+    return [source[1](p + first) for p in range(state.program.max_len)]
+
+
+def position_feature(state: LoweringState, label: str, source: str, fn: Callable) -> Var:
+    """A numerical variable the position embedding holds: fn(raw position value)."""
+    raw = range(state.program.max_len) if source == "indices" else range(1, state.program.max_len + 1)
+    table = tuple(fn(p) for p in raw)
+
+    def make() -> Embed:
+        var = state.new_var(label, ir.NUMERICAL, table)
+        return Embed(var, source, dict(zip(raw, table)).__getitem__)
+
+    return state.cached("position feature", (source, table), make)
+
+
+def possible_pairs(state: LoweringState, first: Var, second: Var) -> frozenset | None:
+    """The (first, second) value pairs that can meet at one position, when the positions
+    decide it: two position-only variables meet only as position p gives them, and a
+    position-only variable meets the length n only at positions p < n. None: any pair."""
+    n = state.program.max_len
+    at = {var: values_by_position(state, var) for var in (first, second)}
+    if at[first] is not None and at[second] is not None:
+        return frozenset(zip(at[first], at[second]))
+    for positioned, other, swap in ((first, second, False), (second, first, True)):
+        if at[positioned] is not None and other in state.lengths:
+            pairs = {(at[positioned][p], length) for length in range(1, n + 1) for p in range(length)}
+            return frozenset((b, a) for a, b in pairs) if swap else frozenset(pairs)
+    return None

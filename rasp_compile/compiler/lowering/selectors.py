@@ -1,0 +1,113 @@
+"""Selectors -> what one attention head can score: a conjunction of predicate tables
+(selector_terms.py).
+
+A `Term` is a table M[key value, query value] -> bool over two categorical variables (none
+included where a variable may be none). A `SelectorSpec` is the AND of its terms. One head
+scores a spec by adding S * M_t over its terms (see qk.py): a key is selected exactly when it
+reaches the full score m * S, so `and` costs nothing but head width.
+
+`not` of one term complements its table; `or` of two terms over the same variables ORs the
+tables. Anything else (`or` across different keys or queries, `not` of a conjunction over
+different variables) cannot be written as a sum that peaks exactly on the selected keys, so the
+variables involved are first combined into joint (tuple-valued) variables by one TableMLP each
+(hidden units: the product of the parts' domain sizes), and the whole selector becomes a single
+table over the joints. That is the documented price of selector combinations tracr rejects.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Callable
+
+from ... import ir
+from ..selector_terms import Score, SelectorSpec, Term
+from .features import joint
+from .scores import score_columns
+from .state import LoweringState
+from .views import categorical_view
+
+
+def normalize_selector(selector: ir.Selector, state: LoweringState) -> SelectorSpec:
+    """The selector as a conjunction of tables, creating joint variables where needed; then
+    every `term` rewrite of the driver (passes/position_selects.py) applied to each term in turn."""
+    spec = _normalize(selector, state)
+    if not state.rewrites.term:
+        return spec
+    terms = []
+    for term in spec.terms:
+        for rewrite in state.rewrites.term:
+            term = rewrite(state, term)
+        terms.append(term)
+    return SelectorSpec(tuple(terms))
+
+
+def _normalize(selector: ir.Selector, state: LoweringState) -> SelectorSpec:
+    if isinstance(selector, ir.Select):
+        key_var, query_var = state.var_for(selector.keys), state.var_for(selector.queries)
+        keys = categorical_view(state, key_var, lambda k: tuple(selector.holds(k, q) for q in query_var.values))
+        queries = categorical_view(state, query_var, lambda q: tuple(selector.holds(k, q) for k in key_var.values))
+        table = {
+            (k, q): k is not None and q is not None and selector.holds(k, q)
+            for k, q in product(keys.domain, queries.domain)
+        }
+        return SelectorSpec((Term(keys, queries, table),))
+    if isinstance(selector, ir.SelectAnd):
+        first = _normalize(selector.first, state)
+        second = _normalize(selector.second, state)
+        return _merge_terms(first.terms + second.terms)
+    if isinstance(selector, ir.SelectNot):
+        inner = _normalize(selector.inner, state)
+        if len(inner.terms) == 1:
+            return SelectorSpec((_pointwise(inner.terms[0], inner.terms[0], lambda a, _b: not a),))
+        return _joint_spec([inner], lambda held: not held[0], state)
+    if isinstance(selector, ir.SelectOr):
+        first = _normalize(selector.first, state)
+        second = _normalize(selector.second, state)
+        if len(first.terms) == len(second.terms) == 1 and _same_vars(first.terms[0], second.terms[0]):
+            return SelectorSpec((_pointwise(first.terms[0], second.terms[0], lambda a, b: a or b),))
+        return _joint_spec([first, second], any, state)
+    raise TypeError(f"no selector rule for {type(selector).__name__}")
+
+
+def _same_vars(a: Term, b: Term) -> bool:
+    return a.keys is b.keys and a.queries is b.queries
+
+
+def _pointwise(a: Term, b: Term, combine: Callable[[bool, bool], bool]) -> Term:
+    """One table from two over the same variables."""
+    return Term(a.keys, a.queries, {kq: combine(a.table[kq], b.table[kq]) for kq in a.table})
+
+
+def _merge_terms(terms: tuple[Term, ...]) -> SelectorSpec:
+    """AND of terms; terms over the same variables fold into one table."""
+    merged: list[Term] = []
+    for term in terms:
+        twin = next((i for i, t in enumerate(merged) if _same_vars(t, term)), None)
+        if twin is None:
+            merged.append(term)
+        else:
+            merged[twin] = _pointwise(merged[twin], term, lambda a, b: a and b)
+    return SelectorSpec(tuple(merged))
+
+
+def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringState) -> SelectorSpec:
+    """combine([spec.holds ...]) as one table over the joint of every key / query variable."""
+    key_parts = tuple(dict.fromkeys(t.keys for s in specs for t in s.terms))
+    query_parts = tuple(dict.fromkeys(t.queries for s in specs for t in s.terms))
+    joint_keys, joint_queries = joint(state, key_parts), joint(state, query_parts)
+
+    def assignment(parts: tuple, value) -> dict:
+        return dict(zip(parts, value if len(parts) > 1 else (value,)))
+
+    table = {}
+    for k, q in product(joint_keys.domain, joint_queries.domain):
+        keys, queries = assignment(key_parts, k), assignment(query_parts, q)
+        table[(k, q)] = bool(combine([s.holds(keys, queries) for s in specs]))
+    return SelectorSpec((Term(joint_keys, joint_queries, table),))
+
+
+def score_selector(state: LoweringState, selector: ir.Selector) -> Score:
+    """The selector as terms, scored by factored head columns (scores.py), with the driver's
+    `score_blocks` rewrite (passes/compact_heads.py) when it has one."""
+    blocks = state.rewrites.score_blocks
+    return score_columns(normalize_selector(selector, state), blocks[0] if blocks else None)

@@ -1,0 +1,85 @@
+"""gated-maps: a sequence_map of a number x and an exact one-hot g is one small MLP of x per value
+of g (primitives/gated_map.py), instead of a table over a categorical view of x.
+
+As a table, f(x, g) needs a categorical view of x first (a step MLP: one more MLP sub-layer) and
+then one hidden unit per (x, g) pair: 19,600 units for the running count `frac * length` at
+max_len 40. Gated, each value g gets its own exact function of x: affine pieces when the output
+is a number affine in x for every g, else steps (or, for a numerical answer, polylines:
+passes/interpolated_steps.py).
+
+Needs: the variables written so far; runs as a `sequence_map` rewrite, after fold-linear and
+fold-embeddings. Guarantees: the gate's one-hot is exactly 0 or 1 and never none (the units of
+the other values are switched off by it); for a number the embedding holds, a categorical copy
+is embedded beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ... import ir
+from ...frontend.infer import is_number
+from ..lowering.state import LoweringState
+from ..ops import Embed, GatedMap, Linear, Op, TableMLP, replaced
+from ..tolerances import LINEAR_TOLERANCE
+from ..variables import Var
+
+
+def gated_map(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> GatedMap | None:
+    """`out = fn(first, second)` as a GatedMap, when one input is a number and the other has an
+    exact one-hot that is never none."""
+    for x, gate, x_first in ((first, second, True), (second, first, False)):
+        if x.encoding != ir.NUMERICAL:
+            continue
+        gate = exact_categorical(state, gate)
+        if gate is None or gate.may_be_none:
+            continue
+        op = GatedMap(out, x, gate, fn if x_first else (lambda p, g: fn(g, p)))
+        if out.encoding == ir.NUMERICAL:
+            op = replaced(op, affine=affine_pieces(op))  # from the same table of answers the steps would use
+        return op
+    return None
+
+
+def exact_categorical(state: LoweringState, var: Var) -> Var | None:
+    """`var` itself if its one-hot is exact; for a number the embedding holds (a map of the
+    position, say), a categorical copy embedded beside it; else None."""
+    writer = state.writer.get(var)
+    if var.encoding == ir.CATEGORICAL:
+        return var if exact_one_hot(var, state.writer.get) else None
+    if not isinstance(writer, Embed):
+        return None
+
+    def make() -> Embed:
+        copy = state.new_var(f"{var.label}.cat", ir.CATEGORICAL, var.values, loc=var.loc)
+        return Embed(copy, writer.source, writer.fn)
+
+    return state.cached("embedded copy", (writer.source, var.values, writer.fn), make)
+
+
+def exact_one_hot(var: Var, writer_of: Callable[[Var], Op]) -> bool:
+    """Whether `var`'s one-hot is exactly 0 or 1 at every position: written by an embedding, or
+    by tables and linear folds of such one-hots only (attention and step MLPs are off by a little)."""
+    writer = writer_of(var)
+    if isinstance(writer, Embed):
+        return True
+    if isinstance(writer, TableMLP | Linear):
+        return all(v.encoding == ir.CATEGORICAL and exact_one_hot(v, writer_of) for v in writer.inputs)
+    return False
+
+
+def affine_pieces(op: GatedMap) -> dict | None:
+    """gate value -> (a, b) when f(x, g) = a x + b on x's values (to LINEAR_TOLERANCE, relative)
+    for every value g of the gate (op.answers); None when some g's values are not numbers on one line."""
+    points = [float(p) for p in op.input.values]
+    pieces = {}
+    for g, answers in op.answers.items():
+        if not all(is_number(y) for y in answers):
+            return None
+        ys = [float(y) for y in answers]
+        a = (ys[-1] - ys[0]) / (points[-1] - points[0]) if len(points) > 1 else 0.0
+        b = ys[0] - a * points[0]
+        if any(abs(y - (a * p + b)) > LINEAR_TOLERANCE * max(1.0, abs(y), abs(a * p)) for p, y in zip(points, ys)):
+            return None
+        pieces[g] = (a, b)
+    return pieces

@@ -1,0 +1,142 @@
+"""position-selects: a select that pairs an index with at most one target is scored from four
+numbers instead of a one-hot table over max_len indices (position_term), and in a causal
+program a select between two position-only variables that the mask already decides becomes
+`true` (causal_term).
+
+Needs: the lowering's plain terms (lowering/selectors.py). Runs as a `term` rewrite, as each
+selector is lowered: the features it adds are embedded, or written by the other side's writer.
+Guarantees: the head selects exactly the keys the plain table selects, with the same margins
+(the feature errors are bounded by _precise_enough).
+"""
+
+from __future__ import annotations
+
+from ...frontend.infer import is_number
+from ..lowering.features import linear_feature
+from ..lowering.positions import position_feature, position_source, values_by_position
+from ..lowering.state import LoweringState
+from ..ops import Linear, NumericMLP
+from ..primitives.numeric_mlp import step_error
+from ..selector_terms import PositionMatch, Term
+from ..tolerances import POSITION_MATCH_ERROR
+from ..variables import CONSTANT, Var
+
+
+def causal_term(state: LoweringState, term: Term) -> Term:
+    """In a causal program the mask already hides keys after the query, so a term between two
+    position-only variables that holds for every key at or before its query (k <= q, say)
+    always holds where it matters: it becomes `true`, which one constant scores."""
+    key_at, query_at = values_by_position(state, term.keys), values_by_position(state, term.queries)
+    if not state.program.causal or key_at is None or query_at is None:
+        return term
+    n = state.program.max_len
+    if all(term.table[(key_at[k], query_at[q])] for q in range(n) for k in range(q + 1)):
+        return Term(term.keys, term.queries, dict.fromkeys(term.table, True))
+    return term
+
+
+def position_term(state: LoweringState, term: Term) -> Term:
+    """A term with the indices on one side that pairs each value of the other side with at most
+    one index is `index == target(other value)`. primitives/qk.py scores it S - S (index - target)^2 from
+    numbers instead of a one-hot table over max_len indices: index and index^2 from the position
+    embedding, and from the other side's one-hot the linear functions sum_v target(v) x[v] and
+    sum_v (1 - target(v)^2) x[v] (target -1 where no index matches), which that side's writer
+    writes for free (lowering/linear.py). A none (all-zero one-hot) gets -S index^2 <= 0: no match.
+
+    The heads of a split (split_keys.py) match `j + y` to the index for every value j: when the
+    target is a line a v + b in the other side's (number) values, extended to values that match
+    no index without landing on one, a split's other side writes both from three features all
+    its heads share: sum_v v x[v], sum_v v^2 x[v] and sum_v x[v] (the constant, where the other
+    side is never none), instead of two features per head."""
+    for positions_are_keys in (True, False):
+        positions, other = (term.keys, term.queries) if positions_are_keys else (term.queries, term.keys)
+        target = _index_targets(term, positions, other, positions_are_keys, state)
+        if target is not None:
+            position = position_feature(state, "indices.value", "indices", lambda p: p)
+            squared = position_feature(state, "indices.value^2", "indices", lambda p: p * p)
+            forms = (other in state.split_inputs and _line_forms(other, target, state)) or (
+                {(linear_feature(state, f"{other.label}.target", other, target.__getitem__), None): 1.0},
+                {(linear_feature(state, f"{other.label}.match", other, lambda v: 1 - target[v] ** 2), None): 1.0},
+            )
+            match = PositionMatch(positions_are_keys, position, squared, *forms)
+            return Term(term.keys, term.queries, term.table, match)
+    return term
+
+
+def _line_forms(other: Var, target: dict, state: LoweringState) -> tuple[dict, dict] | None:
+    """(target form, match form) over the shared features of position_term's docstring, when
+    the matched targets lie on a line (of slope 1 through a single one) whose extension meets no
+    index at the unmatched values and float32 carries it (_precise_enough); else None."""
+    matched = [(v, t) for v, t in target.items() if t >= 0]
+    if not matched or not all(is_number(v) and not isinstance(v, bool) for v in other.values):
+        return None
+    (v0, t0), (v1, t1) = matched[0], matched[-1]
+    slope = (t1 - t0) / (v1 - v0) if v1 != v0 else 1.0  # one point is on every line: j + y's
+    offset = t0 - slope * v0
+    line = {v: slope * v + offset for v in other.values}
+    n = state.program.max_len
+    if any(line[v] != t for v, t in matched) or any(
+        target[v] < 0 and 0 <= line[v] <= n - 1 and line[v] == int(line[v]) for v in other.values
+    ):
+        return None
+    if not _precise_enough(other, line, state):
+        return None
+    value = (linear_feature(state, f"{other.label}.value", other, float), None)
+    square = (linear_feature(state, f"{other.label}.value^2", other, lambda v: float(v) ** 2), None)
+    count = (linear_feature(state, f"{other.label}.any", other, lambda v: 1.0), None) if other.may_be_none else CONSTANT
+    target_form = _summed([(value, slope), (count, offset)])
+    match_form = _summed([(count, 1.0 - offset * offset), (value, -2.0 * slope * offset), (square, -slope * slope)])
+    return target_form, match_form
+
+
+def _summed(terms: list[tuple]) -> dict:
+    """{feature: sum of its coefficients}, zeros left out: two features may be one variable
+    (v and v^2 when every v is 0 or 1)."""
+    form: dict = {}
+    for feature, a in terms:
+        form[feature] = form.get(feature, 0.0) + a
+    return {feature: a for feature, a in form.items() if a}
+
+
+def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: bool, state) -> dict | None:
+    """other value -> the one index it matches (-1 for none), when `positions` is the plain
+    indices and no other value matches two indices; else None."""
+    source = position_source(state, positions)
+    if source is None or source[0] != "indices" or positions.may_be_none:
+        return None
+    if any(source[1](p) != p for p in range(state.program.max_len)):
+        return None
+    none_pairs = ((p, None) if positions_are_keys else (None, p) for p in positions.values)
+    if other.may_be_none and any(term.table[pair] for pair in none_pairs):
+        return None  # the features score a none as no match (`not` of a select can match it)
+    target = {}
+    for v in other.values:
+        pairs = ((p, v) if positions_are_keys else (v, p) for p in positions.values)
+        matches = [pair[0 if positions_are_keys else 1] for pair in pairs if term.table[pair]]
+        if len(matches) > 1:
+            return None
+        target[v] = matches[0] if matches else -1
+    if not _precise_enough(other, target, state):
+        return None
+    return target
+
+
+def _precise_enough(other: Var, target: dict, state: LoweringState) -> bool:
+    """Whether float32 can carry target and 1 - target^2 from `other`'s writers exactly enough.
+
+    A step MLP computes each step to numeric_mlp.step_error; a step changes the features by
+    what they change between its two values, and the score (in units of S) weighs target by up
+    to 2n and match by 1. So the score's error is at most step_error times 2n TV(target) +
+    TV(match), the total variations along the step MLP's input values (or, when the steps feed
+    a linear fold in between, the cruder bound of every value's largest weight). The match is
+    kept only while that stays below 1/8 of the S/2 margin; else the one-hot table is used."""
+    n = state.program.max_len
+    writer = state.writer[other]
+    if isinstance(writer, NumericMLP):
+        along = [target[writer.fn(p)] for p in writer.input.values]
+        variation = sum(2 * n * abs(b - a) + abs(b * b - a * a) for a, b in zip(along, along[1:]))
+        return step_error(writer.input.values) * variation <= POSITION_MATCH_ERROR
+    sources = [state.writer[v] for v in writer.inputs] if isinstance(writer, Linear) else []
+    amplification = len(target) * max(abs(1 - t * t) + 2 * n * abs(t) for t in target.values())
+    steps = [s for s in sources if isinstance(s, NumericMLP)]
+    return all(step_error(s.input.values) * amplification <= POSITION_MATCH_ERROR for s in steps)

@@ -1,0 +1,1 @@
+"""One module per weight construction: heads and MLP slices over the labelled residual."""

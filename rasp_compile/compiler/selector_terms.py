@@ -1,0 +1,86 @@
+"""What one attention head scores, as data: a selector as an AND of `Term`s (tables over a key
+and a query variable, or an index matched to a target), and the factored `Score` of those terms
+(head columns, each a query form times a key form). lowering/selectors.py and lowering/scores.py
+build them; primitives/qk.py turns a Score into weights."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .variables import CONSTANT, Var
+
+
+@dataclass(frozen=True, eq=False)
+class PositionMatch:
+    """A term `position == target(other side)`, as numbers (passes/position_selects.py):
+    `position` and `position_squared` come from the position embedding on one side
+    (`positions_are_keys`); `target` and `match` (1 - target^2, 0 for none) are linear forms
+    {feature: coefficient} (CONSTANT or (numerical variable, None)) in features linear in the
+    other side's one-hot."""
+
+    positions_are_keys: bool
+    position: Var
+    position_squared: Var
+    target: dict
+    match: dict
+
+
+@dataclass(frozen=True, eq=False)
+class Term:
+    """A table M[key value, query value] -> bool over two categorical variables (none included
+    where a variable may be none), or, with `by_position`, an index matched to a target."""
+
+    keys: Var
+    queries: Var
+    table: dict  # (key value, query value) -> bool, over keys.domain x queries.domain
+    by_position: PositionMatch | None = None
+
+    def reads(self) -> tuple[Var, ...]:
+        if self.by_position is None:
+            return (self.keys, self.queries)
+        p = self.by_position
+        forms = (f[0] for form in (p.target, p.match) for f in form if f is not CONSTANT)
+        return tuple(dict.fromkeys((p.position, p.position_squared, *forms)))
+
+
+@dataclass(frozen=True, eq=False)
+class SelectorSpec:
+    """A selector as the AND of its terms: a key is selected when every term holds."""
+
+    terms: tuple[Term, ...]
+
+    def reads(self) -> tuple[Var, ...]:
+        """The variables the head reads, each once, in a stable order."""
+        return tuple(dict.fromkeys(var for term in self.terms for var in term.reads()))
+
+    def holds(self, keys: dict, queries: dict) -> bool:
+        """Whether the spec selects, given each variable's value at the key and at the query."""
+        return all(t.table[(keys[t.keys], queries[t.queries])] for t in self.terms)
+
+
+@dataclass(frozen=True, eq=False)
+class Column:
+    """One head dimension: q = sum of q[feature] * feature at the query, likewise k at the key
+    (coefficients in units of S on q, plain on k)."""
+
+    q: dict
+    k: dict
+
+
+@dataclass(frozen=True, eq=False)
+class Score:
+    """The columns of a head scoring an AND of `terms` terms: 1 per unit of S on selected keys,
+    at most 0 on the others (before BOS, which primitives/qk.py adds)."""
+
+    terms: int
+    columns: tuple[Column, ...]
+
+    def reads(self) -> tuple[Var, ...]:
+        """The variables the head's q and k read, each once, in a stable order (every pass asks)."""
+        return self._variables_read
+
+    @cached_property
+    def _variables_read(self) -> tuple[Var, ...]:
+        features = (f for c in self.columns for side in (c.q, c.k) for f in side)
+        return tuple(dict.fromkeys(f[0] for f in features if f is not CONSTANT))

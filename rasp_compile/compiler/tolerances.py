@@ -1,0 +1,133 @@
+"""tolerances: every margin and tolerance the compiler builds to, each with its derivation.
+
+How sharp each softmax must be follows from the gaps between the values it must separate. Every
+head we build gives the keys it means to read a score at least `gap` above every other key's.
+With at most n + 1 keys (BOS included), the weight left on the others is at most
+(n + 1) * exp(-gap). Each primitive states the largest leak its output tolerates, and the
+sharpness is the smallest that keeps the leak below it:
+
+    gap >= ln((n + 1) / tolerated_leak)
+
+Scores stay far below float32's exp overflow (~88) for any max_len this compiler accepts,
+and the softmax subtracts the row maximum (the picoGPT form of docs/format.md), so only the gap
+matters. The float tolerances below are in units of u, the unit roundoff (precision.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+# -- attention: how much a softmax may leak --------------------------------------------------
+
+CATEGORICAL_LEAK = 1e-6
+"""A categorical aggregate's one-hot may deviate this much from 0/1: downstream tables treat
+anything within 0.5 of a one-hot as that one-hot, so this keeps a 5e5-fold margin."""
+
+BOS_ISOLATION = 1e-15
+"""The weight the BOS query may leave on other keys: its residual must be the same for every
+input (assemble.py compensates for it by value), so the leak is held below float64 noise."""
+
+MAX_AMPLIFICATION = 1e6
+"""How far a head divides its tolerated leak for readers that magnify it (passes/amplification.py).
+Beyond this spread float32 itself cannot hold the numbers to 1e-6 of their size, and the
+sharpness it would take (S = 2 ln((n + 1) 1e6 / 1e-6), 64 at max_len 64) is as high as a score
+should go for a forward pass that exponentiates raw scores to stay finite (exp(88.7))."""
+
+# -- decoding numbers: how far a number may stray from its value ----------------------------
+
+STEP_WINDOW = 1 / 8
+"""A numerical value read by a step MLP must land within this fraction of the gap between its
+neighbouring values (the steps are flat within 1/4 of a gap: half of that for safety; precision.py
+gives the other half to float rounding)."""
+
+INTERPOLATED_SCORE_ERROR = 1 / 16
+"""What an interpolated decode (numeric_mlp.interpolation_mlp) may move a categorical
+aggregate's scores by, in units of S: its selected keys lead the rest by S and BOS by S/2, so
+1/16 of S leaves the selection and the default untouched with an 8-fold margin."""
+
+POSITION_MATCH_ERROR = 1 / 16
+"""What float32 may move a position-matched score by (passes/position_selects.py), in units of
+S: 1/8 of the S/2 margin by which the selected index leads every other key and BOS."""
+
+# -- float rounding: how many roundings a computation may meet -------------------------------
+
+ROUNDINGS = 16
+"""How many roundings of u times the carried magnitude a value may meet between decodes
+(precision.py): a mean's weighted sum, its c_proj, the residual's additions, a fold's sum, with
+room to spare."""
+
+NEAREST_VALUE_ROUNDINGS = 8
+"""Roundings of each logit's largest term a nearest-value read-out allows (passes/number_readout.py):
+stored, multiplied, summed, each u of 3 c^2/g^2, with room to spare; kept while 8 u 3 c_max^2/g^2
+stays below 1/4 of the margin of 1."""
+
+FOLD_TOLERANCE = 1e-6
+"""The float32 error, relative to its largest value, a number may take folded onto the steps of
+a categorical view (passes/fold_linear.py): a tenth of what a numerical answer is checked to."""
+
+LINEAR_TOLERANCE = 1e-9
+"""The relative error to which a map must agree with its linear form (lowering/linear.py) or its
+affine pieces (passes/gated_maps.py) to be built as one: far below float32's u (6e-8), so a
+fold is as exact as the values' own rounding, far above float64's (1e-16) so a line computed in
+float64 is recognised."""
+
+FLOAT32_U = 2.0**-24
+"""float32's unit roundoff u: every float32 sum or product is exact to u of its result."""
+
+STEP_ROUNDING = 4 * FLOAT32_U
+"""The error of one exact step (primitives/numeric_mlp.step_error) per unit of its larger
+pre-activation: the two units' pre-activations are rounded once each (u) and their difference once
+more (u); 4u keeps a factor 4/3 to spare."""
+
+STEP_OUTPUT_ROUNDING = FLOAT32_U
+"""numeric_mlp.step_output_error counts every rounding of a step writing a number in its size
+term (2 |x - t|/d + 2 + (|x| + |t|)/d: both units, their difference, the hidden layer's x/d - t/d),
+so it multiplies that sum by u itself."""
+
+POLYLINE_ROUNDING = 4 * FLOAT32_U
+"""The error of an interpolating unit relu(±(x - p)) (numeric_mlp.interpolation_error) per unit of
+|x| + |p|: about u for the subtraction; 4u leaves room for the output weight's product and sum."""
+
+KINK_THRESHOLD = 1e-12
+"""A change of slope below this share of a polyline's steepest slope is float64 noise from the
+slopes' divisions, not a kink: it gets no hidden unit, and leaving it out moves the output by far
+less than float32's u."""
+
+# -- the read-out ---------------------------------------------------------------------------
+
+NONE_LOGIT = 0.5
+"""The constant logit of a categorical answer's none column (ops.plain_readout): a value column
+reads 1 (its one-hot) or at most CATEGORICAL_LEAK, so none wins by 1/2 exactly when no value does,
+and loses by 1/2 otherwise."""
+
+NEAREST_VALUE_ROUNDING_SHARE = 1 / 4
+"""A nearest-value read-out wins by at least 1; float rounding of its logits may take this share
+of that margin (passes/number_readout.py), the rest is left to the number's own error."""
+
+
+READOUT_MARGIN = 0.5
+"""By how much a linear read-out's right logit must lead every other (passes/linear_readout.py):
+inputs within CATEGORICAL_LEAK of their one-hots move the logits by far less than 1/2."""
+
+
+def bos_self_score(max_len: int) -> float:
+    """The score BOS gets at the BOS query, every other key scoring 0 there."""
+    return needed_gap(max_len + 1, BOS_ISOLATION)
+
+
+def needed_gap(n_keys: int, tolerated_leak: float) -> float:
+    """The score gap that leaves at most `tolerated_leak` of the weight off the intended keys."""
+    return math.log(n_keys / tolerated_leak)
+
+
+def smallest_gap(values) -> float:
+    """The smallest distance between two of the (numeric) values; 1 when there is one value."""
+    ordered = sorted(set(float(v) for v in values))
+    gaps = [b - a for a, b in zip(ordered, ordered[1:])]
+    return min(gaps, default=1.0)
+
+
+def spread(values) -> float:
+    """The largest distance between two of the (numeric) values; 1 when they are all equal."""
+    ordered = [float(v) for v in values]
+    return (max(ordered) - min(ordered)) or 1.0

@@ -1,0 +1,83 @@
+"""The residual stream's named directions: a `Var` is one value the stream holds, and every one of
+its dimensions has a label (`tokens:a`, `indices:3`, or a numerical variable's own label), so a
+weight that reads or writes the wrong direction is visible in print and fails where it is made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .. import ir
+from ..errors import Loc
+from ..frontend.infer import is_number
+
+CONSTANT = None
+"""In a linear form over residual features, the feature that is 1 at every position (a bias);
+the others are (variable, value) coordinates, value None for a numerical variable."""
+
+
+@dataclass(frozen=True, eq=False)
+class Var:
+    """A value in the residual stream. `values`: the categorical values in dimension order, or
+    the numerical values it can take (sorted). `may_be_none`: categorical only. `loc`: where
+    the s-op it holds (or converts) was written, for messages."""
+
+    label: str
+    encoding: str
+    values: tuple
+    may_be_none: bool = False
+    loc: Loc | None = None
+
+    @property
+    def domain(self) -> tuple:
+        """The values a table over this variable must cover (None too if it may be none)."""
+        return self.values + ((None,) if self.may_be_none else ())
+
+    @cached_property
+    def position(self) -> dict:
+        """value -> its index in `values` (by equality: 1, 1.0 and True are one value)."""
+        return {v: i for i, v in enumerate(self.values)}
+
+    def encode(self, value) -> dict[str, float]:
+        """The residual coordinates of `value`, by dimension label (none: nothing)."""
+        if value is None:
+            return {}
+        if self.encoding == ir.NUMERICAL:
+            return {self.label: float(value)}
+        return {coordinate(self, value): 1.0}
+
+
+def coordinate(var: Var, value) -> str:
+    """The label of one residual coordinate of `var`: its value's dimension (categorical), or
+    the variable's one dimension (numerical; `value` is None)."""
+    if var.encoding == ir.NUMERICAL:
+        return var.label
+    return dim_label(var.label, var.values[var.position[value]])
+
+
+def dim_label(var_label: str, value) -> str:
+    """`tokens:a`, `indices:3`: the name of one categorical dimension."""
+    return f"{var_label}:{value_text(value)}"
+
+
+def value_text(value) -> str:
+    """A value as a dimension label spells it: true/false, none, (a,b) for a tuple."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return "(" + ",".join(value_text(v) for v in value) + ")"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def sort_key(value):
+    """Orders mixed values deterministically: numbers by value, then strings, then tuples."""
+    if isinstance(value, tuple):
+        return (3, tuple(sort_key(v) for v in value))
+    if value is None:
+        return (0, 0)
+    if is_number(value):
+        return (1, float(value))
+    return (2, str(value))
