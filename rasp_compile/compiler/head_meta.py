@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from .. import ir
 from .ops import Attend, Graph
-from .variables import CONSTANT, dim_label
+from .variables import CONSTANT
 from .schedule import Block
 
 MAX_LISTED_VALUES = 1000
@@ -153,7 +153,7 @@ def _variable(var) -> dict:
     described = {"encoding": var.encoding, "may_be_none": bool(var.may_be_none)}
     if var.encoding == ir.CATEGORICAL:
         described["values"] = [_json(v) for v in var.values]
-        described["labels"] = [dim_label(var.label, v) for v in var.values]
+        described["labels"] = list(var.dim_labels)
     elif len(var.values) <= MAX_LISTED_VALUES:
         described["values"] = [_json(v) for v in var.values]
     return described
