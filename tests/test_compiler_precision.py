@@ -17,7 +17,7 @@ from rasp_compile.compiler import build_graph
 from rasp_compile.compiler.layout import Layout
 from rasp_compile.compiler.primitives.numeric_mlp import interpolation_error, interpolation_mlp
 from rasp_compile.compiler.ops import NumericMLP, TableMLP
-from rasp_compile.compiler.variables import Var, dim_label
+from rasp_compile.compiler.variables import Var, dim_labels
 from rasp_compile.compiler.precision import carried_magnitudes
 from rasp_compile.compiler.primitives.table_mlp import table_mlp
 from rasp_compile.errors import RaspPrecisionError
@@ -44,7 +44,7 @@ def _width_decoder(n: int):
     share = Var("share", "numerical", tuple(sorted(1 / (w + 1) for w in range(n + 1))))
     width = Var("w", "categorical", tuple(range(n + 1)))
     op = NumericMLP(width, share, lambda x: round(1 / x) - 1)
-    layout = Layout(("bos", "share") + tuple(dim_label("w", w) for w in range(n + 1)))
+    layout = Layout(("bos", "share") + dim_labels("w", range(n + 1)))
     return op, layout
 
 
@@ -239,7 +239,7 @@ def test_a_table_unit_that_should_be_0_stays_exactly_0_under_input_error():
     x = Var("x", "categorical", (0, 1, 2))
     y = Var("y", "categorical", ("p", "q"))
     out = Var("out", "numerical", (1000.0, 2000.0, 3000.0, 4000.0, 6000.0))
-    layout = Layout(("bos", *(dim_label("x", v) for v in x.values), *(dim_label("y", v) for v in y.values), "out"))
+    layout = Layout(("bos", *x.dim_labels, *y.dim_labels, "out"))
     mlp = table_mlp(TableMLP(out, (x, y), lambda a, b: 1000.0 * (a + 1) * (2 if b == "q" else 1)), layout)
     residual = np.array([0, 0.1, 0.9, 0.05, 0.95, 0.1, 0])  # x = 1, y = p, both a little off
     hidden = np.maximum(residual @ mlp.w_in + mlp.b_in, 0)

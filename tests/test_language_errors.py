@@ -119,18 +119,3 @@ def test_a_vocab_the_command_line_cannot_type_is_refused(vocab, col, fragment):
 @pytest.mark.parametrize("vocab", ['{"-1", 1}', '{"1a", 1}', '{"(", ")"}', "{1, 2.5}"])
 def test_tokens_that_read_differently_are_accepted(vocab):
     assert parse_program(f"vocab {vocab}\nmax_len 3\noutput tokens").vocab
-
-
-@pytest.mark.parametrize(
-    "body, shown",
-    [
-        ('output map(lambda t: "1" if t == 1 else 1, tokens)', 'takes both 1 and "1", which read alike (both 1)'),
-        ('output map(lambda t: "true" if t == 1 else true, tokens)', 'takes both true and "true"'),
-        ('output aggregate(select(tokens, 1, ==), "0.5", default=0.5)', 'takes both 0.5 and "0.5"'),
-    ],
-)
-def test_a_categorical_s_op_cannot_take_two_values_that_read_alike(body, shown):
-    """They would print alike, and the compiled model would give them one dimension."""
-    with pytest.raises(RaspValueError) as caught:
-        parse_program(H + body)
-    assert shown in caught.value.message and (caught.value.line, caught.value.col) == (3, 8)

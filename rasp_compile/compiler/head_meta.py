@@ -14,11 +14,14 @@ file's meta (docs/inspect.md, "What the file records").
             `values` when there are at most MAX_LISTED_VALUES (numerical; omitted beyond);
             `read_out` on the variables unembed reads.
 
-An Attend op is matched to the program's aggregate or selector_width by its output variable:
-the variable keeps the node's place (`loc`) and its label starts with the node's name (the
-compiler adds `_2`, `.part0`, `.bos_share` to it), taking the nodes in program order.
+An Attend op is matched to the program's aggregate or selector_width by the selector it scores
+(`Attend.selector`, the program's own selector object) and its output variable's place (`loc`,
+the node's). Two nodes that match both (one selector aggregated twice at one place, as a def's
+body called twice does) describe alike; they are taken in program order. Two kinds of head score
+a selector the compiler made: length's select-all (matched to `length`) and split-keys' parts of
+the answer's select (matched to the program's answer, the only aggregate split-keys splits).
 
-Reads: graph.program, graph.ops (each op's `out`), Attend's `kind`, `out`, `value` and
+Reads: graph.program, graph.ops (each op's `out`), Attend's `kind`, `out`, `value`, `selector` and
 `score.columns` (which variables q and k read), Var's `label`, `encoding`, `values`,
 `may_be_none`, `loc`; graph.readout.inputs (the variables unembed reads); blocks[i].heads (the
 heads of layer i, in assemble's order).
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 from .. import ir
 from .ops import Attend, Graph
-from .variables import CONSTANT, dim_label
+from .variables import CONSTANT
 from .schedule import Block
 
 MAX_LISTED_VALUES = 1000
@@ -36,7 +39,6 @@ MAX_LISTED_VALUES = 1000
 value it stands for) up to this many; a longer list would only grow the file."""
 
 KIND_NAMES = {ir.Aggregate: "aggregate", ir.SelectorWidth: "selector_width", ir.Length: "length"}
-SUFFIXES = ("_", ".part", ".bos_share")  # what the compiler appends to an s-op's name
 
 
 def describe_model(graph: Graph, blocks: list[Block]) -> dict:
@@ -61,20 +63,29 @@ def describe_model(graph: Graph, blocks: list[Block]) -> dict:
 def _sources(attends: list[Attend], program: ir.Program) -> dict:
     """Each Attend op -> the aggregate / selector_width / length node it computes, when found."""
     candidates = [node for node in program.nodes() if type(node) in KIND_NAMES]
+    written = {id(node.selector) for node in candidates if not isinstance(node, ir.Length)}
     taken: set[int] = set()
     found = {}
     for op in attends:
-        label = op.out.label
-        kinds = (ir.SelectorWidth, ir.Length) if op.kind == "width" else (ir.Aggregate,)
-        reusable = ".part" in label  # the split heads of one aggregate share it
+        made = id(op.selector) not in written  # a selector the compiler made (module docstring)
         for node in candidates:
-            name = node.label or KIND_NAMES[type(node)].replace("_", "")  # the compiler's default label
-            if (isinstance(node, kinds) and node.loc == op.out.loc and (reusable or id(node) not in taken)
-                    and (label == name or label.startswith(tuple(name + s for s in SUFFIXES)))):
+            if (node.loc == op.out.loc and (made or id(node) not in taken)
+                    and _computes(op, node, made, program)):
                 found[op] = node
                 taken.add(id(node))
                 break
     return found
+
+
+def _computes(op: Attend, node: ir.Node, made: bool, program: ir.Program) -> bool:
+    """Whether head `op` computes `node`: an aggregate or selector_width whose very selector it
+    scores; or, its selector `made` by the compiler, length (a width head's select-all) or the
+    program's answer (split-keys' parts of the answer's select)."""
+    if op.kind == "width":
+        return isinstance(node, ir.Length) if made else isinstance(node, ir.SelectorWidth) and node.selector is op.selector
+    if made:
+        return node is program.output
+    return isinstance(node, ir.Aggregate) and node.selector is op.selector
 
 
 def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict:
@@ -84,11 +95,11 @@ def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict:
         "value": op.value.label if op.value is not None else None,
         "q_reads": _reads(op, "q"),
         "k_reads": _reads(op, "k"),
-        "part": [0, 1] if ".part" in op.out.label else None,
+        "part": [0, 1] if isinstance(node, ir.Aggregate) and op.selector is not node.selector else None,
     }
     if node is None:
         return {**head, "sop": op.out.label, "line": None, "col": None, "select": None, "selects": []}
-    selector = node.selector if not isinstance(node, ir.Length) else ir.Select(ir.tokens, ir.tokens, "true")
+    selector = op.selector if isinstance(node, ir.Length) else node.selector  # length: the select-all it scores
     return {
         **head,
         "sop": program.output_name if node is program.output else _name(node),
@@ -153,7 +164,7 @@ def _variable(var) -> dict:
     described = {"encoding": var.encoding, "may_be_none": bool(var.may_be_none)}
     if var.encoding == ir.CATEGORICAL:
         described["values"] = [_json(v) for v in var.values]
-        described["labels"] = [dim_label(var.label, v) for v in var.values]
+        described["labels"] = list(var.dim_labels)
     elif len(var.values) <= MAX_LISTED_VALUES:
         described["values"] = [_json(v) for v in var.values]
     return described

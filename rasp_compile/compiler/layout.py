@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import ir
 from .ops import Graph
-from .variables import Var, dim_label
+from .variables import Var
 
 BOS = "bos"
 
@@ -46,7 +46,7 @@ class Layout:
         """The dimensions of `var`: one per value (categorical) or one (numerical)."""
         if var.encoding == ir.NUMERICAL:
             return [self[var.label]]
-        return [self[dim_label(var.label, v)] for v in var.values]
+        return [self[label] for label in var.dim_labels]
 
     def vector(self, coordinates: dict[str, float]):
         """A d_model vector from {dimension label: value}."""
@@ -63,5 +63,5 @@ def lay_out(graph: Graph) -> Layout:
         if var.encoding == ir.NUMERICAL:
             labels.append(var.label)
         else:
-            labels.extend(dim_label(var.label, v) for v in var.values)
+            labels.extend(var.dim_labels)
     return Layout(tuple(labels))

@@ -11,6 +11,7 @@ from functools import cached_property
 from .. import ir
 from ..errors import Loc
 from ..frontend.infer import is_number
+from ..frontend.lambda_eval import literal
 
 CONSTANT = None
 """In a linear form over residual features, the feature that is 1 at every position (a bias);
@@ -39,6 +40,11 @@ class Var:
         """value -> its index in `values` (by equality: 1, 1.0 and True are one value)."""
         return {v: i for i, v in enumerate(self.values)}
 
+    @cached_property
+    def dim_labels(self) -> tuple[str, ...]:
+        """The label of each categorical dimension, in `values` order (see `dim_labels`)."""
+        return dim_labels(self.label, self.values)
+
     def encode(self, value) -> dict[str, float]:
         """The residual coordinates of `value`, by dimension label (none: nothing)."""
         if value is None:
@@ -53,12 +59,21 @@ def coordinate(var: Var, value) -> str:
     the variable's one dimension (numerical; `value` is None)."""
     if var.encoding == ir.NUMERICAL:
         return var.label
-    return dim_label(var.label, var.values[var.position[value]])
+    return var.dim_labels[var.position[value]]
 
 
-def dim_label(var_label: str, value) -> str:
-    """`tokens:a`, `indices:3`: the name of one categorical dimension."""
-    return f"{var_label}:{value_text(value)}"
+def dim_labels(var_label: str, values) -> tuple[str, ...]:
+    """`tokens:a`, `indices:3`: the names of a categorical variable's dimensions, one per value,
+    each `var_label:` and the value as `value_text` spells it. Where two of the values spell
+    alike (the string "1" and the number 1, "true" and true), every value of this variable is
+    spelled as a program writes it instead (`x:"1"`, `x:1`, `x:"true"`, `x:true`), and in the
+    rare case that these too coincide (strings holding both quote marks, inside tuples), as
+    Python's repr spells it, which tells any two values apart."""
+    for spell in (value_text, literal):
+        labels = tuple(f"{var_label}:{spell(value)}" for value in values)
+        if len(set(labels)) == len(labels):
+            return labels
+    return tuple(f"{var_label}:{value!r}" for value in values)
 
 
 def value_text(value) -> str:

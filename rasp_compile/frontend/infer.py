@@ -21,7 +21,7 @@ import numpy as np
 from .. import ir
 from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
 from ..safe_text import SHOWN_REASON, shortened
-from .lambda_eval import FailedOn, literal, text
+from .lambda_eval import FailedOn
 
 MAX_VALUES = 100_000
 """The largest value set an s-op may have; beyond it compiling a one-hot would be absurd."""
@@ -261,27 +261,7 @@ def _distinct_values(values, node: ir.SOp) -> set:
                 "s-op cannot tell apart (they are equal); use booleans or numbers, not both",
                 node.loc,
             )
-    if node.encoding != ir.NUMERICAL:
-        _check_read_apart(kept, node)
     return set(kept)
-
-
-def _check_read_apart(values, node: ir.SOp) -> None:
-    """RaspValueError if two values of a categorical s-op read alike: "1" and 1, "true" and true,
-    "0.5" and 0.5. An output prints them alike, and the compiled model names each value's
-    one-hot dimension by how it reads, so the two would share one."""
-    read: dict[str, object] = {}
-    for value in values:
-        if value is None:
-            continue
-        other = read.setdefault(text(value), value)
-        if other is not value and other != value:
-            first, second = sorted((other, value), key=lambda v: isinstance(v, str))  # the string last
-            raise RaspValueError(
-                f"{describe(node)} takes both {literal(first)} and {literal(second)}, which read alike "
-                f"(both {text(value)}); use values that read differently",
-                node.loc,
-            )
 
 
 def _spelled(value) -> str:
