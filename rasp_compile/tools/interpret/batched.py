@@ -226,9 +226,10 @@ def _select(node: ir.Select, keys: Column, queries: Column, causal: bool) -> np.
                     holds[k, q] = node.holds(keys.values[k], queries.values[q])
                 except Exception:  # the user's lambda, or an ordering of incomparable values
                     failed[k, q] = True
-    selected = holds[keys.codes[:, None, :], queries.codes[:, :, None]]
+    pairs = keys.codes[:, None, :] * len(queries.values) + queries.codes[:, :, None]  # [batch, n_query, n_key]
+    selected = holds.ravel()[pairs]
     if failed.any():
-        occurs = failed[keys.codes[:, None, :], queries.codes[:, :, None]]
+        occurs = failed.ravel()[pairs]
         if (occurs & _causal_mask(keys.codes.shape[1]) if causal else occurs).any():
             raise LeftToReference  # the reference reports it, at the first input that meets it
     return selected & _causal_mask(keys.codes.shape[1]) if causal else selected
