@@ -55,12 +55,13 @@ def batches(by_length: dict) -> list[list]:
             for start in range(0, len(inputs), accuracy.BATCH)]
 
 
-def measure(program_name: str, max_len: int, samples: int, runs: int) -> list[tuple[str, float]]:
-    """[(what, seconds)] for the table; raises if the two interpreters ever differ."""
+def measure(program_name: str, max_len: int, samples: int, runs: int) -> tuple[list[tuple[str, float]], str, int]:
+    """([(what, seconds)] for the table, "exhaustive" or "sampled", how many inputs); exits with
+    a message if the two interpreters ever differ."""
     program = load_program(ROOT / "programs" / f"{program_name}.rasp", max_len=max_len)
     model = compile_program(program)
     reference = Reference(model, f"{program_name}.rasp", compiled=program)
-    drawing, (_, by_length) = best_of(runs, lambda: accuracy.inputs_by_length(model, samples, 0))
+    drawing, (mode, by_length) = best_of(runs, lambda: accuracy.inputs_by_length(model, samples, 0))
     cut = batches(by_length)
     old, expected = best_of(runs, lambda: [evaluate_each(program, batch) for batch in cut])
     new, got = best_of(runs, lambda: [evaluate_batch(program, batch) for batch in cut])
@@ -72,10 +73,10 @@ def measure(program_name: str, max_len: int, samples: int, runs: int) -> list[tu
     now, _ = best_of(runs, lambda: accuracy.measure(model, reference, samples, 0, progress=False))
     return [("inputs", drawing), ("reference interpreter", old), ("batched interpreter", new),
             ("model (predict)", forward), ("--accuracy before (reference)", before),
-            ("--accuracy now (batched)", now)]
+            ("--accuracy now (batched)", now)], mode, sum(map(len, by_length.values()))
 
 
-def report(args, figures: list[tuple[str, float]]) -> str:
+def report(args, figures: list[tuple[str, float]], mode: str, count: int) -> str:
     info = machine()
     seconds = dict(figures)
     lines = [
@@ -83,9 +84,9 @@ def report(args, figures: list[tuple[str, float]]) -> str:
         f"Machine: {info['platform']} ({info['processor']}), {info['cpu_count']} CPUs; Python {info['python']}, "
         f"numpy {info['numpy']}; {info['date']}; commit {info['commit']}.",
         f"Settings: program {args.program}, max_len {args.max_len}, samples {args.samples:,}, seed 0, "
-        f"runs {args.runs} (best of), batch {accuracy.BATCH:,}.", "",
+        f"runs {args.runs} (best of), batch {accuracy.BATCH:,}: {count:,} inputs ({mode}).", "",
         "| what | s | inputs/s |", "|---|---|---|",
-        *(f"| {what} | {s:.2f} | {args.samples / s:,.0f} |" for what, s in figures), "",
+        *(f"| {what} | {s:.2f} | {count / s:,.0f} |" for what, s in figures), "",
         f"Interpreter: {seconds['reference interpreter'] / seconds['batched interpreter']:.1f}x the inputs per "
         f"second. `--accuracy` end to end: {seconds['--accuracy before (reference)'] / seconds['--accuracy now (batched)']:.1f}x.",
     ]
@@ -100,7 +101,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "accuracy_speed.md")
     args = parser.parse_args()
-    text = report(args, measure(args.program, args.max_len, args.samples, args.runs))
+    text = report(args, *measure(args.program, args.max_len, args.samples, args.runs))
     args.out.write_text(text)
     print(text, end="")
 
