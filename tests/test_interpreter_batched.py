@@ -194,6 +194,15 @@ def test_a_predicate_failing_on_values_that_never_meet_in_one_input_is_not_calle
         evaluate_batch(program, [[3, 3], [3, 1]])
 
 
+def test_an_ordering_of_values_that_never_meet_in_one_input_is_not_tried_on_them():
+    """"a" < 1 cannot be decided; a batch that holds "a" and 1 only in different inputs is fine."""
+    program = program_of(ir.SelectorWidth(ir.Select(ir.tokens, ir.tokens, "<")), vocab=("a", "b", 1, 2))
+    assert evaluate_batch(program, [["b", "a"], [2, 1, 2]]) == [[1, 0], [1, 0, 1]]
+    with pytest.raises(RaspValueError, match="select predicate < fails on key 1, query 'a'"):
+        evaluate_batch(program, [["b", "a"], ["a", 1]])
+    same_as_reference(program, [["b", "a"], [2, 1, 2], [1, "a"]])
+
+
 def test_a_token_outside_the_vocab_is_an_input_error():
     with pytest.raises(InputError, match="'x'"):
         evaluate_batch(program_of(ir.tokens), [[1], [1, "x"]])

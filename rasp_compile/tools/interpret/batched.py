@@ -216,12 +216,17 @@ def _typed(value) -> tuple:
 def _select(node: ir.Select, keys: Column, queries: Column, causal: bool) -> np.ndarray:
     """[batch, n_query, n_key]: the predicate on each occurring (key, query) pair of values,
     read off a table [key code, query code]; none (code 0) never selects."""
+    key_codes = _occurring(keys.codes, len(keys.values))
+    query_codes = _occurring(queries.codes, len(queries.values))
+    key_codes, query_codes = key_codes[key_codes > 0], query_codes[query_codes > 0]
     holds = np.zeros((len(keys.values), len(queries.values)), dtype=bool)
     failed = np.zeros_like(holds)
-    occurring_queries = _occurring(queries.codes, len(queries.values)).tolist()
-    for k in _occurring(keys.codes, len(keys.values)).tolist():
-        for q in occurring_queries:
-            if k and q:
+    compared = _compared(node.predicate, _as_objects(keys.values)[key_codes], _as_objects(queries.values)[query_codes])
+    if compared is not None:
+        holds[np.ix_(key_codes, query_codes)] = compared
+    else:
+        for k in key_codes.tolist():
+            for q in query_codes.tolist():
                 try:
                     holds[k, q] = node.holds(keys.values[k], queries.values[q])
                 except Exception:  # the user's lambda, or an ordering of incomparable values
@@ -233,6 +238,24 @@ def _select(node: ir.Select, keys: Column, queries: Column, causal: bool) -> np.
         if (occurs & _causal_mask(keys.codes.shape[1]) if causal else occurs).any():
             raise LeftToReference  # the reference reports it, at the first input that meets it
     return selected & _causal_mask(keys.codes.shape[1]) if causal else selected
+
+
+COMPARISON_UFUNCS = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+                     ">=": np.greater_equal}
+
+
+def _compared(predicate: str | ir.Fn, keys: np.ndarray, queries: np.ndarray) -> np.ndarray | None:
+    """[key, query]: a comparison predicate on every pair of the values (1-d object arrays), each
+    pair compared by Python's own operator as `ir.compare` does, in one NumPy loop; None for a
+    lambda, or when some pair cannot be compared (then each pair is tried on its own)."""
+    if not isinstance(predicate, str):
+        return None
+    if predicate in ("true", "false"):
+        return np.full((len(keys), len(queries)), predicate == "true")
+    try:
+        return COMPARISON_UFUNCS[predicate].outer(keys, queries).astype(bool)
+    except Exception:  # e.g. "<" between a string and a number
+        return None
 
 
 def _common_value(node: ir.Aggregate, selector: np.ndarray, column: Column) -> Column:
