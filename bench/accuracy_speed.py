@@ -10,7 +10,8 @@ draws (`accuracy.inputs_by_length`, seed 0), cut in its batches. Each figure is 
 
   inputs             drawing the sample
   reference          `interpret.evaluate_each` on every batch (what `--accuracy` ran before)
-  batched            `interpret.evaluate_batch` on every batch (what it runs now); checked equal
+  batched            `interpret.evaluate_batch` on every batch, one memo for all (what it runs now);
+                     checked equal to the reference
   model              `forward.predict` on every batch
   --accuracy before  `accuracy.measure` end to end with `evaluate_each` in place of `evaluate_batch`
   --accuracy now     `accuracy.measure` end to end, as shipped
@@ -55,6 +56,12 @@ def batches(by_length: dict) -> list[list]:
             for start in range(0, len(inputs), accuracy.BATCH)]
 
 
+def batched_run(program, cut: list[list]) -> list:
+    """`evaluate_batch` on every batch, one memo kept between them, as `accuracy.measure` runs it."""
+    memo: dict = {}
+    return [evaluate_batch(program, batch, memo) for batch in cut]
+
+
 def measure(program_name: str, max_len: int, samples: int, runs: int) -> tuple[list[tuple[str, float]], str, int]:
     """([(what, seconds)] for the table, "exhaustive" or "sampled", how many inputs); exits with
     a message if the two interpreters ever differ."""
@@ -64,7 +71,7 @@ def measure(program_name: str, max_len: int, samples: int, runs: int) -> tuple[l
     drawing, (mode, by_length) = best_of(runs, lambda: accuracy.inputs_by_length(model, samples, 0))
     cut = batches(by_length)
     old, expected = best_of(runs, lambda: [evaluate_each(program, batch) for batch in cut])
-    new, got = best_of(runs, lambda: [evaluate_batch(program, batch) for batch in cut])
+    new, got = best_of(runs, lambda: batched_run(program, cut))
     if [list(map(repr, b)) for b in got] != [list(map(repr, b)) for b in expected]:
         raise SystemExit("the batched interpreter differs from the reference: a bug to report")
     forward, _ = best_of(runs, lambda: [predict(model, batch) for batch in cut])

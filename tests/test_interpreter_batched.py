@@ -166,6 +166,22 @@ def test_selected_values_that_are_equal_do_not_conflict_whatever_their_type_or_o
     same_as_reference(program, [[1, 3], [3, 1], [1, 1, 2]])
 
 
+def test_a_memo_kept_between_calls_serves_every_length_and_stays_bounded(monkeypatch):
+    calls = []
+    def before(k, q):
+        calls.append((k, q))
+        return k == q - 1
+    program = program_of(ir.Aggregate(ir.Select(ir.indices, ir.indices, ir.Fn(before, "lambda k, q: k == q - 1")),
+                                      ir.tokens), max_len=6)
+    memo: dict = {}
+    inputs = [[1, 2, 3], [3, 1], [2, 2, 2, 1, 3, 3], [1]]
+    assert [evaluate_batch(program, [tokens], memo)[0] for tokens in inputs] == evaluate_each(program, inputs)
+    assert len(memo) == 1 and len(calls) == 6 * 6  # one table, indices 0..5 by 0..5, for every length
+    monkeypatch.setattr(batched, "MEMO_CELLS", 10)
+    evaluate_batch(program, inputs, memo)
+    assert len(memo) == 1  # emptied, then this call's table
+
+
 def test_none_among_selected_values_conflicts_with_a_value():
     half = ir.Aggregate(ir.Select(ir.indices, ir.indices, lambda k, q: k == q and k > 0), ir.tokens)
     program = program_of(ir.Aggregate(ir.Select(ir.tokens, ir.tokens, "true"), half))

@@ -61,6 +61,7 @@ def measure(model: Model, reference: Reference, samples: int, seed: int, progres
     mode, by_length = inputs_by_length(model, samples, seed)
     total = sum(map(len, by_length.values()))
     rows, disagreements, errors = [], [], []
+    memo: dict = {}  # the interpreter's predicate tables, kept from batch to batch
     bar = progress_bar(progress)
     with shown_after(bar):
         task = bar.add_task("comparing with the interpreter", total=total)
@@ -68,7 +69,7 @@ def measure(model: Model, reference: Reference, samples: int, seed: int, progres
             row = {"length": n, "sequences": len(inputs), "positions": 0, "agree": 0, "program_errors": 0}
             for start in range(0, len(inputs), BATCH):
                 batch = inputs[start:start + BATCH]
-                expected = evaluate_batch(program, batch)
+                expected = evaluate_batch(program, batch, memo)
                 for tokens, want, got in zip(batch, expected, predict(model, batch)):
                     if isinstance(want, RaspRuntimeError):
                         row["program_errors"] += 1

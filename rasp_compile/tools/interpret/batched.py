@@ -37,6 +37,12 @@ BATCH_CELLS = 2**22
 """The most selector cells (batch x n x n) one pass holds: 4 MB per selector as booleans, so
 a batch of long inputs runs in slices that stay small."""
 
+MEMO_CELLS = 2**25
+"""The most predicate-table cells a memo keeps (two bool tables each, 64 MB in all); past it
+the memo starts again empty."""
+
+Memo = dict  # (select, its keys' values, its queries' values) -> (holds, failed) [key code, query code]
+
 
 class LeftToReference(Exception):
     """Something the batch cannot report as the reference would: the caller runs the reference."""
@@ -53,16 +59,19 @@ class Column:
         return Column(self.codes[rows], self.values)
 
 
-def evaluate_batch(program: ir.Program, inputs: Sequence[Sequence[ir.Value]]) -> list:
+def evaluate_batch(program: ir.Program, inputs: Sequence[Sequence[ir.Value]], memo: Memo | None = None) -> list:
     """Per input, its output as `evaluate` gives it (a list, None for none), or the
-    RaspRuntimeError the program raises on it; the same as `reference.evaluate_each`."""
+    RaspRuntimeError the program raises on it; the same as `reference.evaluate_each`.
+
+    `memo`: a dict to keep the predicate tables in between calls on the same program (a select on
+    indices at max_len 1,000 is a million predicate calls, once instead of once per call)."""
     try:
-        return _evaluate(program, inputs)
+        return _evaluate(program, inputs, {} if memo is None else memo)
     except LeftToReference:
         return evaluate_each(program, inputs)
 
 
-def _evaluate(program: ir.Program, inputs: Sequence) -> list:
+def _evaluate(program: ir.Program, inputs: Sequence, memo: Memo) -> list:
     tokens = _token_column_values(program)
     code_of = {value: code for code, value in enumerate(tokens) if code}
     by_length: dict[int, list[int]] = defaultdict(list)
@@ -81,7 +90,7 @@ def _evaluate(program: ir.Program, inputs: Sequence) -> list:
         for start in range(0, len(members), rows):
             chosen = members[start:start + rows]
             codes = _token_codes(code_of, [inputs[i] for i in chosen])
-            for i, result in zip(chosen, _run(program, nodes, Column(codes, tokens))):
+            for i, result in zip(chosen, _run(program, nodes, Column(codes, tokens), memo)):
                 results[i] = result
     return results
 
@@ -98,7 +107,7 @@ def _token_codes(code_of: dict, inputs: list) -> np.ndarray:  # -> [batch, n]
         raise LeftToReference from None
 
 
-def _run(program: ir.Program, nodes: list, tokens: Column) -> list:
+def _run(program: ir.Program, nodes: list, tokens: Column, memo: Memo) -> list:
     """Every node once, in topological order, over one batch of inputs of one length; per input
     the output or its RaspRuntimeError."""
     batch, n = tokens.codes.shape
@@ -107,7 +116,7 @@ def _run(program: ir.Program, nodes: list, tokens: Column) -> list:
     env: dict = {}
     for node in nodes:
         try:
-            env[node] = _step(node, env, tokens, n, program.causal)
+            env[node] = _step(node, env, tokens, program, memo)
         except RaspError:
             raise LeftToReference from None  # a lambda that fails on a value of some input
         if isinstance(node, ir.Aggregate) and node.encoding != ir.NUMERICAL:
@@ -132,19 +141,22 @@ def _as_objects(values: list) -> np.ndarray:
     return array
 
 
-def _step(node: ir.Node, env: dict, tokens: Column, n: int, causal: bool):
-    """One node's Column (an s-op) or bool array [batch, n_query, n_key] (a selector)."""
-    batch = len(tokens.codes)
+def _step(node: ir.Node, env: dict, tokens: Column, program: ir.Program, memo: Memo):
+    """One node's Column (an s-op) or bool array [batch, n_query, n_key] (a selector). Indices,
+    length and widths take their values from one table for every n (0..max_len), so a select on
+    them meets the same tables at every length and its predicate table is memoised once."""
+    batch, n = tokens.codes.shape
+    causal, max_len = program.causal, program.max_len
     if isinstance(node, ir.Tokens):
         return tokens
     if isinstance(node, (ir.Indices, ir.Length)):
         first = 1 if isinstance(node, ir.Length) else 0
         at = np.arange(1, n + 1) if causal or isinstance(node, ir.Indices) else np.full(n, n)
-        return Column(np.broadcast_to(at, (batch, n)), [None, *range(first, n + first)])
+        return Column(np.broadcast_to(at, (batch, n)), [None, *range(first, max_len + first)])
     if isinstance(node, (ir.Map, ir.SequenceMap)):
         return _map(node, [env[child] for child in node.children()])
     if isinstance(node, ir.Select):
-        return _select(node, env[node.keys], env[node.queries], causal)
+        return _select(node, env[node.keys], env[node.queries], causal, memo)
     if isinstance(node, ir.SelectNot):
         return ~env[node.inner] & _causal_mask(n) if causal else ~env[node.inner]
     if isinstance(node, ir.SelectAnd):
@@ -152,7 +164,7 @@ def _step(node: ir.Node, env: dict, tokens: Column, n: int, causal: bool):
     if isinstance(node, ir.SelectOr):
         return env[node.first] | env[node.second]
     if isinstance(node, ir.SelectorWidth):
-        return Column(env[node.selector].sum(axis=-1) + 1, [None, *range(n + 1)])
+        return Column(env[node.selector].sum(axis=-1) + 1, [None, *range(max_len + 1)])
     if isinstance(node, ir.Aggregate) and node.encoding == ir.NUMERICAL:
         return _mean(node, env[node.selector], env[node.sop])
     if isinstance(node, ir.Aggregate):
@@ -213,24 +225,10 @@ def _typed(value) -> tuple:
     return (type(value), value)
 
 
-def _select(node: ir.Select, keys: Column, queries: Column, causal: bool) -> np.ndarray:
-    """[batch, n_query, n_key]: the predicate on each occurring (key, query) pair of values,
-    read off a table [key code, query code]; none (code 0) never selects."""
-    key_codes = _occurring(keys.codes, len(keys.values))
-    query_codes = _occurring(queries.codes, len(queries.values))
-    key_codes, query_codes = key_codes[key_codes > 0], query_codes[query_codes > 0]
-    holds = np.zeros((len(keys.values), len(queries.values)), dtype=bool)
-    failed = np.zeros_like(holds)
-    compared = _compared(node.predicate, _as_objects(keys.values)[key_codes], _as_objects(queries.values)[query_codes])
-    if compared is not None:
-        holds[np.ix_(key_codes, query_codes)] = compared
-    else:
-        for k in key_codes.tolist():
-            for q in query_codes.tolist():
-                try:
-                    holds[k, q] = node.holds(keys.values[k], queries.values[q])
-                except Exception:  # the user's lambda, or an ordering of incomparable values
-                    failed[k, q] = True
+def _select(node: ir.Select, keys: Column, queries: Column, causal: bool, memo: Memo) -> np.ndarray:
+    """[batch, n_query, n_key]: read off the predicate's table [key code, query code] (none,
+    code 0, never selects). A pair where the predicate fails is an error only where it occurs."""
+    holds, failed = _predicate_tables(node, keys.values, queries.values, memo)
     pairs = keys.codes[:, None, :] * len(queries.values) + queries.codes[:, :, None]  # [batch, n_query, n_key]
     selected = holds.ravel()[pairs]
     if failed.any():
@@ -238,6 +236,30 @@ def _select(node: ir.Select, keys: Column, queries: Column, causal: bool) -> np.
         if (occurs & _causal_mask(keys.codes.shape[1]) if causal else occurs).any():
             raise LeftToReference  # the reference reports it, at the first input that meets it
     return selected & _causal_mask(keys.codes.shape[1]) if causal else selected
+
+
+def _predicate_tables(node: ir.Select, keys: list, queries: list, memo: Memo) -> tuple[np.ndarray, np.ndarray]:
+    """(holds, failed) [key code, query code]: the predicate on every pair of the two tables'
+    values, and where it raised; row and column 0 (none) False. Memoised by the tables' values."""
+    key = (node, tuple(map(_typed, keys)), tuple(map(_typed, queries)))
+    if key in memo:
+        return memo[key]
+    holds = np.zeros((len(keys), len(queries)), dtype=bool)
+    failed = np.zeros_like(holds)
+    compared = _compared(node.predicate, _as_objects(keys[1:]), _as_objects(queries[1:]))
+    if compared is not None:
+        holds[1:, 1:] = compared
+    else:
+        for k, key_value in enumerate(keys[1:], start=1):
+            for q, query_value in enumerate(queries[1:], start=1):
+                try:
+                    holds[k, q] = node.holds(key_value, query_value)
+                except Exception:  # the user's lambda, or an ordering of incomparable values
+                    failed[k, q] = True
+    if sum(table[0].size for table in memo.values()) + holds.size > MEMO_CELLS:
+        memo.clear()
+    memo[key] = (holds, failed)
+    return holds, failed
 
 
 COMPARISON_UFUNCS = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
