@@ -75,7 +75,8 @@ def measure(program_name: str, max_len: int, samples: int, runs: int) -> tuple[l
     if [list(map(repr, b)) for b in got] != [list(map(repr, b)) for b in expected]:
         raise SystemExit("the batched interpreter differs from the reference: a bug to report")
     forward, _ = best_of(runs, lambda: [predict(model, batch) for batch in cut])
-    with mock.patch.object(accuracy, "evaluate_batch", evaluate_each):
+    one_at_a_time = lambda program, batch, memo: evaluate_each(program, batch)  # noqa: E731
+    with mock.patch.object(accuracy, "evaluate_batch", one_at_a_time):
         before, _ = best_of(runs, lambda: accuracy.measure(model, reference, samples, 0, progress=False))
     now, _ = best_of(runs, lambda: accuracy.measure(model, reference, samples, 0, progress=False))
     return [("inputs", drawing), ("reference interpreter", old), ("batched interpreter", new),
