@@ -1,12 +1,12 @@
 """The interpreter over many inputs at once: the reference's semantics (`reference.py`), run as
 NumPy operations over every input of one length together.
 
-Each s-op is held as a `Column`: `codes`, an int array [batch, n] indexing `values`, the values
-it takes in this batch (`values[0]` is none). A lambda then runs once per distinct value (or pair
-of values) occurring in the batch, not once per position. A selector is a bool array
-[batch, n_query, n_key], its predicate tested once per distinct (key, query) pair (in a causal
-program keys after the query are False: every selector is restricted to k <= q, and "and", "or",
-"not" commute with that). A selector_width is a count along keys, a categorical aggregate takes
+Each s-op is held as a `Column`: `codes`, an int array [batch, n] indexing `values`, a table of
+the values it can take in this batch (`values[0]` is none). A lambda then runs once per distinct
+value (or pair of values) occurring in the batch, not once per position. A selector is a bool
+array [batch, n_query, n_key] read off a table of its predicate on every pair of its keys' and
+queries' values, kept in a memo between calls (in a causal program keys after the query are
+False: every selector is restricted to k <= q, and "and", "or", "not" commute with that). A selector_width is a count along keys, a categorical aggregate takes
 the first selected key's value after checking that every selected value equals it, a numerical
 mean is an exact integer sum (every value a whole number of 1/scale) over a count.
 
