@@ -6,6 +6,7 @@ pairs of values that meet only across inputs, 1 / 1.0 / True, exact means)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import itertools
 import random
@@ -254,3 +255,15 @@ def test_exact_mean_is_the_rational_mean_and_one_the_inference_expects(values):
     mean = exact_mean(values)
     assert mean == pytest.approx(float(sum(map(Fraction, values)) / len(values)), rel=1e-12, abs=1e-12)
     assert mean in possible_means(frozenset(values), len(values), ir.tokens)
+
+
+def test_the_interpreter_shares_no_code_with_the_value_set_inference():
+    """The oracle and what it checks meet only in the lambda evaluator (frontend.lambda_calls,
+    lambda_eval) and the IR."""
+    package = Path(__file__).parent.parent / "rasp_compile" / "tools" / "interpret"
+    imported = set()
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                imported.add(node.module or "")
+    assert imported and not any("infer" in module or "compiler" in module for module in imported), imported
