@@ -127,7 +127,7 @@ def test_bombs_are_refused(lam, args, message):
     ],
 )
 def test_failures_raise_plain_exceptions(lam, args, error):
-    # infer.call_checked turns these into a located RaspValueError naming the values.
+    # lambda_calls.call_checked turns these into a located RaspValueError naming the values.
     with pytest.raises(error):
         make(lam)(*args)
 

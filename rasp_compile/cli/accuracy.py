@@ -4,7 +4,8 @@ The program is `meta.source`, at the model's max_len. Inputs: every sequence of 
 when there are at most EXHAUSTIVE_LIMIT of them, else `samples` seeded random inputs (uniform
 length, then uniform tokens). Per length: sequences, positions, agreeing positions, percent.
 Inputs on which the program itself is in error (the interpreter raises RaspRuntimeError, e.g. a
-categorical aggregate selecting two values) are counted apart, not as disagreements. A source that
+categorical aggregate selecting two values) are counted apart, not as disagreements. The
+interpreter runs over each batch of inputs at once (`interpret.evaluate_batch`). A source that
 cannot be the weights' program (another vocab, reference.source_mismatch) is refused; one that
 compiles to other weights than the file's is measured, and said so (reference.recompiled_differs).
 """
@@ -18,7 +19,7 @@ from rich.table import Table
 
 from ..errors import RaspRuntimeError
 from ..runtime.forward import input_vocab, predict
-from ..tools.interpret import evaluate, evaluate_many
+from ..tools.interpret import evaluate_batch
 from ..runtime.model import Model
 from ..safe_text import markup_safe
 from .common import CliError
@@ -60,6 +61,7 @@ def measure(model: Model, reference: Reference, samples: int, seed: int, progres
     mode, by_length = inputs_by_length(model, samples, seed)
     total = sum(map(len, by_length.values()))
     rows, disagreements, errors = [], [], []
+    memo: dict = {}  # the interpreter's predicate tables, kept from batch to batch
     bar = progress_bar(progress)
     with shown_after(bar):
         task = bar.add_task("comparing with the interpreter", total=total)
@@ -67,7 +69,7 @@ def measure(model: Model, reference: Reference, samples: int, seed: int, progres
             row = {"length": n, "sequences": len(inputs), "positions": 0, "agree": 0, "program_errors": 0}
             for start in range(0, len(inputs), BATCH):
                 batch = inputs[start:start + BATCH]
-                expected = _interpret(program, batch)
+                expected = evaluate_batch(program, batch, memo)
                 for tokens, want, got in zip(batch, expected, predict(model, batch)):
                     if isinstance(want, RaspRuntimeError):
                         row["program_errors"] += 1
@@ -96,22 +98,6 @@ def _recompiled_differs(reference: Reference, progress: bool) -> bool:
         return False
     with status("compiling meta.source again, to compare", progress):
         return recompiled_differs(reference.model, reference.program())
-
-
-def _interpret(program, batch: list) -> list:
-    """The interpreter's outputs per input, or the RaspRuntimeError it raised on that input.
-    One shared call is fast; when it fails, the batch is run input by input to find which."""
-    try:
-        return evaluate_many(program, batch)
-    except RaspRuntimeError:
-        return [_interpret_one(program, tokens) for tokens in batch]
-
-
-def _interpret_one(program, tokens: list):
-    try:
-        return evaluate(program, tokens)
-    except RaspRuntimeError as error:
-        return error
 
 
 def _with_percent(row: dict) -> dict:

@@ -23,7 +23,7 @@ from typing import Callable
 
 from .. import ir
 from ..errors import Loc
-from .infer import call_checked
+from .lambda_calls import call_checked
 from .lambda_eval import FailedOn, literal
 
 

@@ -10,7 +10,6 @@ apart (all-zero one-hot in the compiled model).
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from itertools import product
 from math import gcd, lcm
@@ -20,8 +19,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
-from ..safe_text import SHOWN_REASON, shortened
-from .lambda_eval import FailedOn
+from .lambda_calls import call_checked, describe
 
 MAX_VALUES = 100_000
 """The largest value set an s-op may have; beyond it compiling a one-hot would be absurd."""
@@ -39,19 +37,11 @@ def is_number(value: object) -> bool:
     return isinstance(value, Number) and not isinstance(value, complex)
 
 
-def exact_mean(values: list[ir.Value]) -> float:
-    """The exact rational mean, as a canonical float (`ir.canonical`).
-
-    The interpreter and the inference both use this, so a mean computed on an input is always
-    bit-for-bit a member of the inferred value set.
-    """
-    mean = sum(Fraction(v) for v in values) / len(values)
-    return _canonical_ratio(mean.numerator, mean.denominator)
-
-
 def _canonical_ratio(numerator: int, denominator: int) -> float:
     """`ir.canonical(numerator / denominator)` (whole numbers, divided with one rounding, as
-    float(Fraction) does), without the search when the reduced denominator is already small."""
+    float(Fraction) does), without the search when the reduced denominator is already small.
+    The interpreter snaps the means it computes by the same rule (`tools.interpret.rules`), in
+    code of its own; tests check that each of its means is one of `possible_means`."""
     ratio = numerator / denominator
     if denominator // gcd(numerator, denominator) <= ir.SNAP_DENOMINATOR:
         return ratio
@@ -63,7 +53,7 @@ def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[floa
 
     Dynamic programming over achievable sums, count by count, exact: every value is an integer
     number of 1/scale (scale: the common denominator), so sums are integers and a mean is
-    sum / (count * scale), snapped by the rule `exact_mean` uses (`_canonical_ratio`).
+    sum / (count * scale), snapped by `_canonical_ratio`.
 
     Distinct sums of one count are distinct means, and adding |steps| values to |sums| sums gives
     at least |sums| + |steps| - 1 of them; so a mean bound to exceed MAX_VALUES is refused before
@@ -106,43 +96,6 @@ def _too_many_means(where: ir.SOp) -> RaspValueError:
         "use values on a coarser grid or a smaller max_len",
         where.loc,
     )
-
-
-KIND_NAMES = {"SequenceMap": "sequence_map", "SelectorWidth": "selector_width", "SelectAnd": "selector and",
-              "SelectOr": "selector or", "SelectNot": "selector not"}
-
-
-def describe(node: ir.Node) -> str:
-    """`'prev'` for a named node, else what it is: `the map`, `the sequence_map`, ..."""
-    if node.label:
-        return f"'{node.label}'"
-    kind = type(node).__name__
-    return f"the {KIND_NAMES.get(kind, kind.lower())}"
-
-
-def call_checked(fn: ir.Fn, args: tuple, node: ir.Node | None):
-    """Call a lambda on concrete values; a failure becomes a RaspValueError at the lambda (or
-    at `node`), naming the values the user's lambda received (`lambda_eval.FailedOn`)."""
-    try:
-        return fn(*args)
-    except Exception as failure:  # any failure of user code: the lambda evaluator's or Python's
-        if isinstance(failure, FailedOn):
-            args, failure = failure.values, failure.cause
-        shown = ", ".join(shortened(repr(a)) for a in args)
-        loc = fn.loc or (node.loc if node is not None else None)
-        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {shortened(str(failure), SHOWN_REASON)}", loc) from None
-
-
-def describe_fn(fn: ir.Fn) -> str:
-    """How a function reads in a message: a lambda as written (`lambda i: 1 / i`), an operator of
-    the sugar (`operator x + 1`), a Python function of the embedded API by name (`function f`)."""
-    if re.match(r"lambda\b", fn.text):
-        return shortened(fn.text)
-    if fn.text.isidentifier():
-        return f"function {fn.text}"
-    if fn.text.startswith("<"):  # "<lambda>", "<python function>": Python gives no better name
-        return "a Python function"
-    return f"operator {fn.text}"
 
 
 def _checked_set(result: set, node: ir.SOp) -> frozenset:

@@ -11,7 +11,7 @@ Results are kept small, so that a lambda cannot exhaust memory or time: string a
 repetition and `%`-formatting are refused, strings and tuples are capped at MAX_STR items,
 integers at MAX_INT in magnitude, and floats must be finite. A lambda's own result must be a
 string, number or boolean (tuples live inside a body only). A failure raises `LambdaFailure` (or
-Python's own ZeroDivisionError, TypeError, ...) with a short message; `infer.call_checked` turns
+Python's own ZeroDivisionError, TypeError, ...) with a short message; `lambda_calls.call_checked` turns
 it into a located error naming the lambda and the values.
 """
 
@@ -127,7 +127,7 @@ class LambdaFailure(Exception):
 class FailedOn(Exception):
     """A lambda called through an adapter (the last step of an n-ary sequence_map, or a lambda
     with constant arguments folded in) failed: `values` are the arguments as the user's lambda
-    received them, `cause` the failure. `infer.call_checked` reports these values."""
+    received them, `cause` the failure. `lambda_calls.call_checked` reports these values."""
 
     def __init__(self, values: tuple, cause: Exception):
         super().__init__(str(cause))

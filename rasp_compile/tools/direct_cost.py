@@ -1,5 +1,5 @@
 """The cost of the "direct rule": the primitive operations the reference interpreter performs for
-one prediction, counted by an `OpCounter` (conventions in interpret.py), beside the model's FLOPs.
+one prediction, counted by an `OpCounter` (conventions in interpret/reference.py), beside the model's FLOPs.
 
 Whole sequence: one evaluation on the input. Last position: the evaluation on the input minus the
 evaluation on the input without its last token. For a causal program the shorter run computes

@@ -1,7 +1,9 @@
-"""The reference interpreter: a program evaluated directly on concrete inputs (docs/language.md, "Semantics").
+"""The reference interpreter: a program evaluated directly on one concrete input at a time
+(docs/language.md, "Semantics"), in plain Python, as readably as it goes.
 
-This is the oracle the compiled model is checked against, and the "direct rule" whose cost
-`rasp-run --flops` prints beside the model's FLOPs (counted by an `OpCounter`).
+This is the oracle the compiled model is checked against, the one the batched interpreter
+(`batched.py`) is checked against, and the "direct rule" whose cost `rasp-run --flops` prints
+beside the model's FLOPs (counted by an `OpCounter`).
 
     from rasp_compile.tools.interpret import evaluate
     evaluate(program, ["a", "a", "b"])     # -> one value per position, None for none
@@ -19,13 +21,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .. import ir
-from ..errors import InputError, RaspError, RaspRuntimeError, RaspValueError, attributed
-from ..safe_text import SHOWN_REASON, shortened
-from ..frontend.infer import call_checked, describe, exact_mean
+from ... import ir
+from ...errors import RaspError, RaspRuntimeError, RaspValueError, attributed
+from ...frontend.lambda_calls import call_checked, describe
+from ...safe_text import SHOWN_REASON, shortened
+from .rules import checked_input, conflict, exact_mean, vocab_spellings
 
 Row = list  # list[bool]: which keys one query selects
 Memo = dict  # dict[ir.Fn | ir.Select | ir.Aggregate, dict[tuple, Value]]: results per argument tuple
+# (maps and selects key their arguments with their types, as `ir.Fn` does: 1, 1.0 and True are
+# equal, not the same)
 
 
 @dataclass
@@ -74,14 +79,30 @@ def evaluate_many(
 ) -> list[list[ir.Value | None]]:
     """`evaluate` on each input, sharing the memo of lambda results between inputs (faster)."""
     nodes = program.nodes()
-    vocab = {value: value for value in reversed(program.vocab)}
+    vocab = vocab_spellings(program)
     memo: Memo = {}
     return [_run(program, nodes, vocab, memo, tokens, counter) for tokens in inputs]
 
 
+def evaluate_each(program: ir.Program, inputs: Iterable[Sequence[ir.Value]]) -> list:
+    """Per input, `evaluate`'s output, or the RaspRuntimeError the program raises on that input
+    (an ambiguous categorical aggregate). Any other error (a token outside the vocab, a failing
+    lambda) is raised, at the first input that has one."""
+    nodes = program.nodes()
+    vocab = vocab_spellings(program)
+    memo: Memo = {}
+    results: list = []
+    for tokens in inputs:
+        try:
+            results.append(_run(program, nodes, vocab, memo, tokens, None))
+        except RaspRuntimeError as error:
+            results.append(error)
+    return results
+
+
 def _run(program, nodes, vocab, memo, tokens, counter) -> list:
     """One evaluation: every node once, in topological order."""
-    xs = _checked_input(program, vocab, tokens)
+    xs = checked_input(program, vocab, tokens)
     if not xs:
         return []
     env: dict = {}
@@ -91,20 +112,6 @@ def _run(program, nodes, vocab, memo, tokens, counter) -> list:
     except RaspError as error:
         raise attributed(error, describe(node)) from None
     return env[program.output]
-
-
-def _checked_input(program: ir.Program, vocab: dict, tokens: Sequence) -> list:
-    """The tokens as the vocab spells them (matched by ==), or an InputError."""
-    if len(tokens) > program.max_len:
-        raise InputError(f"the input has {len(tokens)} tokens; this program accepts at most {program.max_len}")
-    xs = []
-    for token in tokens:
-        try:
-            xs.append(vocab[token])
-        except (KeyError, TypeError):
-            shown = ", ".join(repr(v) for v in program.vocab)
-            raise InputError(f"token {token!r} is not in the vocab {{{shown}}}") from None
-    return xs
 
 
 def _step(node: ir.Node, env: dict, xs: list, causal: bool, memo: Memo, counter: OpCounter | None):
@@ -156,9 +163,10 @@ def _map(node: ir.Map | ir.SequenceMap, columns: list, memo: Memo, counter: OpCo
         if None in args:
             out.append(empty)
             continue
-        result = table.get(args, table)  # `table` itself marks a miss: None is a valid result
+        key = args + tuple(map(type, args))
+        result = table.get(key, table)  # `table` itself marks a miss: None is a valid result
         if result is table:
-            result = table[args] = call_checked(node.fn, args, node)
+            result = table[key] = call_checked(node.fn, args, node)
         out.append(result)
     if counter:
         counter.lookups += sum(None not in args for args in zip(*columns))
@@ -177,9 +185,10 @@ def _select(
         if query is not None:
             for k, key in enumerate(span):
                 if key is not None:
-                    held = table.get((key, query))
+                    pair = (key, query, type(key), type(query))
+                    held = table.get(pair)
                     if held is None:
-                        held = table[key, query] = _holds(node, key, query)
+                        held = table[pair] = _holds(node, key, query)
                     row[k] = held
             if counter:
                 counter.predicate_tests += len(span) - span.count(None)
@@ -221,7 +230,7 @@ def _aggregate(
         else:
             first = selected[0]
             if any(value != first for value in selected):
-                raise _conflict(node, selected, xs, q)
+                raise conflict(node, selected, xs, q)
             out.append(first)
     return out
 
@@ -235,20 +244,6 @@ def _count_aggregate(counter: OpCounter, m: int, numerical: bool) -> None:
         counter.comparisons += m - 1
 
 
-def _conflict(node: ir.Aggregate, selected: list, xs: list, q: int) -> RaspRuntimeError:
-    """The error of a categorical aggregate that selects different values, naming input and query."""
-    distinct: list = []
-    for value in selected:
-        if value not in distinct:
-            distinct.append(value)
-    shown = ", ".join("none" if v is None else repr(v) for v in distinct)
-    return RaspRuntimeError(
-        f"{describe(node)} selects different values ({shown}) "
-        f"at query position {q} on input {shortened(repr(xs))}; a categorical aggregate must select one value",
-        node.loc,
-    )
-
-
 def evaluate_all(program: ir.Program, tokens: Sequence[ir.Value]) -> dict:
     """Every named s-op's values and every named selector's matrix on one input, as `evaluate`
     computes them: name -> a list of n values (None for none) for an s-op, an [n_query, n_key]
@@ -258,7 +253,7 @@ def evaluate_all(program: ir.Program, tokens: Sequence[ir.Value]) -> dict:
     import numpy as np  # only here: the interpreter itself is plain Python
 
     vocab = {value: value for value in reversed(program.vocab)}
-    xs = _checked_input(program, vocab, tokens)
+    xs = checked_input(program, vocab, tokens)
     named: dict = {}
     env: dict = {}
     for node in program.nodes():

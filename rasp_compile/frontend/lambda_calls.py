@@ -1,0 +1,52 @@
+"""Calling a program's lambdas on concrete values, and naming what failed in messages.
+
+Both readers of a program's lambdas use this: the value-set inference (`infer`), which calls
+each lambda on every combination of values before anything runs, and the reference interpreter
+(`tools.interpret`), which calls it on the values of one input. It is the edge of the lambda
+evaluator (`lambda_eval`), not part of either.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import ir
+from ..errors import RaspValueError
+from ..safe_text import SHOWN_REASON, shortened
+from .lambda_eval import FailedOn
+
+KIND_NAMES = {"SequenceMap": "sequence_map", "SelectorWidth": "selector_width", "SelectAnd": "selector and",
+              "SelectOr": "selector or", "SelectNot": "selector not"}
+
+
+def describe(node: ir.Node) -> str:
+    """`'prev'` for a named node, else what it is: `the map`, `the sequence_map`, ..."""
+    if node.label:
+        return f"'{node.label}'"
+    kind = type(node).__name__
+    return f"the {KIND_NAMES.get(kind, kind.lower())}"
+
+
+def call_checked(fn: ir.Fn, args: tuple, node: ir.Node | None):
+    """Call a lambda on concrete values; a failure becomes a RaspValueError at the lambda (or
+    at `node`), naming the values the user's lambda received (`lambda_eval.FailedOn`)."""
+    try:
+        return fn(*args)
+    except Exception as failure:  # any failure of user code: the lambda evaluator's or Python's
+        if isinstance(failure, FailedOn):
+            args, failure = failure.values, failure.cause
+        shown = ", ".join(shortened(repr(a)) for a in args)
+        loc = fn.loc or (node.loc if node is not None else None)
+        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {shortened(str(failure), SHOWN_REASON)}", loc) from None
+
+
+def describe_fn(fn: ir.Fn) -> str:
+    """How a function reads in a message: a lambda as written (`lambda i: 1 / i`), an operator of
+    the sugar (`operator x + 1`), a Python function of the embedded API by name (`function f`)."""
+    if re.match(r"lambda\b", fn.text):
+        return shortened(fn.text)
+    if fn.text.isidentifier():
+        return f"function {fn.text}"
+    if fn.text.startswith("<"):  # "<lambda>", "<python function>": Python gives no better name
+        return "a Python function"
+    return f"operator {fn.text}"
