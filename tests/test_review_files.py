@@ -1,0 +1,57 @@
+"""Hostile weights files from an outside review: meta that lies about the residual stream, strings
+that would act on a terminal, through every report (`--trace`, `--html`, `rc.trace`, `model.head`,
+reprs). Each must give its report, degraded, or one line; never a traceback or raw control text."""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+import rasp_compile as rc
+from rasp_compile.cli import run_cmd
+
+AAB = Path(__file__).resolve().parent.parent / "programs" / "aab.rasp"
+HOSTILE_TEXT = "</script><img src=x onerror=alert(1)>\x1b]0;pwned\x07\u202e"
+
+
+@cache
+def aab() -> rc.Model:
+    return rc.compile(AAB)
+
+
+def with_meta(**changes) -> rc.Model:
+    model = aab()
+    return rc.Model({**copy.deepcopy(model.meta), **changes}, model.params)
+
+
+def sops_numerical_where_labels_say_categorical() -> rc.Model:
+    """meta.sops calls a one-hot (`tokens:a`, `tokens:b`) numerical: no dimension is named `tokens`."""
+    sops = copy.deepcopy(aab().meta["sops"])
+    sops["tokens"] = {"encoding": "numerical", "values": [1, 2]}
+    return with_meta(sops=sops)
+
+
+def sops_numbers_not_finite() -> rc.Model:
+    sops = copy.deepcopy(aab().meta["sops"])
+    sops["indices.value"]["values"] = [float("nan"), 10**400, 1, 2]
+    return with_meta(sops=sops)
+
+
+LYING = {"numerical-one-hot": sops_numerical_where_labels_say_categorical,
+         "numbers-not-finite": sops_numbers_not_finite}
+
+
+@pytest.mark.parametrize("make", LYING.values(), ids=LYING.keys())
+def test_trace_degrades_on_meta_sops_that_lie(make, tmp_path, capsys):
+    model = make()
+    t = rc.trace(model, list("aab"))
+    assert t.output == rc.run(aab(), "aab")
+    assert t.sop("tokens") == list("aab")  # read from the labels when meta.sops contradicts them
+    assert all(v in (0, 1, 2) for v in t.sop("indices.value"))
+    rc.save(model, tmp_path / "lying.npz")
+    for flags in (["--trace"], ["--trace", "--json"], ["--html", str(tmp_path / "r.html")]):
+        assert run_cmd.main([str(tmp_path / "lying.npz"), "aab", *flags]) == 0
+    capsys.readouterr()
