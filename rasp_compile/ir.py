@@ -34,6 +34,7 @@ from .element_fn import (  # noqa: F401 (re-exported: ir.Fn, ir.as_fn, ir.compar
     COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity,
 )
 from .errors import Loc
+from .safe_text import shown
 
 CATEGORICAL = "categorical"
 NUMERICAL = "numerical"
@@ -71,8 +72,8 @@ class Expression:
     def __repr__(self) -> str:
         """One short line, never the whole graph: `<Map 'opp_idx' at 0x7f..>`, `<Map x == 'a' at ..>`."""
         fn = getattr(self, "fn", None)
-        shown = repr(self.label) if self.label else fn.text if fn else ""
-        return f"<{type(self).__name__} {shown + ' ' if shown else ''}at {id(self):#x}>"
+        text = shown(repr(self.label)) if self.label else shown(fn.text) if fn else ""
+        return f"<{type(self).__name__} {text + ' ' if text else ''}at {id(self):#x}>"
 
 
 def _copy_with(node: Expression, **changes) -> Expression:

@@ -55,3 +55,24 @@ def test_trace_degrades_on_meta_sops_that_lie(make, tmp_path, capsys):
     for flags in (["--trace"], ["--trace", "--json"], ["--html", str(tmp_path / "r.html")]):
         assert run_cmd.main([str(tmp_path / "lying.npz"), "aab", *flags]) == 0
     capsys.readouterr()
+
+
+def terminal_clean(text: str) -> bool:
+    return all(c.isprintable() for c in text)
+
+
+def test_reprs_of_hostile_strings_stay_short_and_terminal_safe():
+    """A REPL prints reprs to the terminal: vocab tokens, names and titles from a file or from
+    Python are escaped and shortened there too."""
+    from rasp_compile import ir, rasp
+
+    hostile = with_meta(vocab=[HOSTILE_TEXT * 1000, "b\x1b[2J", "BOS"],
+                        heads=[[dict(aab().meta["heads"][0][0], sop=HOSTILE_TEXT * 1000)]],
+                        output=dict(aab().meta["output"], name=HOSTILE_TEXT))
+    head = hostile.head(0, 0)
+    named = rasp.Map(lambda x: x, rasp.tokens).named(HOSTILE_TEXT * 10_000)
+    program = ir.Program(ir.Map(ir.Fn(lambda t: t, HOSTILE_TEXT * 1000), ir.tokens), (HOSTILE_TEXT, "b"), 3,
+                         filename=HOSTILE_TEXT, output_name=HOSTILE_TEXT)
+    for text in (repr(hostile), repr(head), repr(head.QK), repr(named), repr(program), repr(program.output)):
+        assert terminal_clean(text) and len(text) < 1_000, text[:200]
+    assert "\\x1b]0;pwned\\x07\\u202e" in repr(program)
