@@ -76,3 +76,14 @@ def test_reprs_of_hostile_strings_stay_short_and_terminal_safe():
     for text in (repr(hostile), repr(head), repr(head.QK), repr(named), repr(program), repr(program.output)):
         assert terminal_clean(text) and len(text) < 1_000, text[:200]
     assert "\\x1b]0;pwned\\x07\\u202e" in repr(program)
+
+
+def test_report_and_weights_outputs_are_checked_alike_before_any_work(tmp_path, capsys):
+    """--html is refused for a name the system cannot take before the weights are even read, as
+    --emit is before compiling: both use one check."""
+    too_long = str(tmp_path / ("x" * 5_000 + ".html"))
+    missing = str(tmp_path / "missing.npz")
+    assert run_cmd.main([missing, "ab", "--html", too_long]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("rasp-run: error: argument --html:") and "File name too long" in error
+    assert error.count("\n") == 1
