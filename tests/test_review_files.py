@@ -87,3 +87,15 @@ def test_report_and_weights_outputs_are_checked_alike_before_any_work(tmp_path, 
     error = capsys.readouterr().err
     assert error.startswith("rasp-run: error: argument --html:") and "File name too long" in error
     assert error.count("\n") == 1
+
+
+def test_a_file_without_residual_labels_gets_the_same_labels_in_every_report():
+    from rasp_compile.interop.labels import labels_of
+    from rasp_compile.tools.inspect_weights import labelled_blocks
+
+    unlabelled = rc.Model({k: v for k, v in aab().meta.items() if k != "residual"}, aab().params)
+    expected = tuple(f"d{i}" for i in range(unlabelled.d_model))
+    assert rc.trace(unlabelled, list("ab")).labels == expected
+    assert unlabelled.head(0, 0).W_O.columns == expected
+    assert labelled_blocks(unlabelled)[0].col_labels == expected
+    assert labels_of(unlabelled, n_heads=1).residual == expected

@@ -57,7 +57,7 @@ class Variable:
 
 
 def residual_labels(meta: dict, d_model: int) -> list[str]:
-    """meta.residual, or `d0`, `d1`, ... when the file has none."""
+    """meta.residual, or `d0`, `d1`, ... when the file has none (every report labels dimensions so)."""
     return list(meta.get("residual") or (f"d{i}" for i in range(d_model)))
 
 
