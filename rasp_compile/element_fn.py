@@ -12,6 +12,8 @@ import operator
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
+import numpy as np
+
 from .canonical_floats import canonical
 from .errors import Loc
 
@@ -37,11 +39,21 @@ class Fn:
         inference, compilation and the interpreter all ask for the same combinations."""
         key = args + tuple(map(type, args))  # 1, 1.0 and True are equal, not the same
         if key not in self.results:
-            result = canonical(self.call(*args))
+            result = canonical(python_value(self.call(*args)))
             if result is not None and not isinstance(result, VALUE_TYPES):
                 raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
             self.results[key] = result
         return self.results[key]
+
+
+def python_value(value):
+    """A NumPy scalar (`np.int64(2)`, `np.True_`), or a tuple holding some, as the Python value it
+    holds: research code computes with NumPy, and everything downstream takes Python values."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return tuple(map(python_value, value))
+    return value
 
 
 def as_fn(f: Fn | Callable[..., Value]) -> Fn:

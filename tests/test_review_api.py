@@ -17,3 +17,21 @@ def test_a_map_of_a_numerical_map_keeps_its_none_to_zero_step():
     assert rasp.evaluate(outer, ["a", "b", "a"]) == expected
     model = rc.compile_rasp_to_model(outer, vocab={"a", "b"}, max_seq_len=3)
     assert rc.run(model, ["a", "b", "a"]) == expected
+
+
+def test_python_functions_may_return_numpy_scalars():
+    """Research code computes with NumPy: a function returning np.int64, np.bool_ or np.float32
+    (alone or in a tuple) means the Python value it holds."""
+    import numpy as np
+
+    functions = {"int64": (lambda x: np.int64(x) * 2, [2, 4]),
+                 "bool_": (lambda x: np.bool_(x > 1), [False, True]),
+                 "float32": (lambda x: np.float32(x) / 2, [0.5, 1.0]),
+                 "tuple": (lambda x: (np.int64(x), 1), None)}
+    for name, (function, expected) in functions.items():
+        sop = rasp.Map(function, rasp.tokens)
+        if expected is None:  # a tuple is an intermediate value: read its first item
+            sop, expected = rasp.Map(lambda t: t[0] + t[1], sop, simplify=False), [2, 3]
+        model = rc.compile_rasp_to_model(sop, vocab={1, 2}, max_seq_len=2)
+        assert rasp.evaluate(sop, [1, 2]) == rc.run(model, [1, 2]) == expected, name
+        assert all(type(v) in (int, float, bool) for v in rasp.evaluate(sop, [1, 2])), name
