@@ -40,7 +40,9 @@ class Fn:
         key = args + tuple(map(type, args))  # 1, 1.0 and True are equal, not the same
         if key not in self.results:
             result = canonical(python_value(self.call(*args)))
-            if result is not None and not isinstance(result, VALUE_TYPES):
+            if result is None:  # none comes from an aggregate that selects nothing, never from a function
+                raise TypeError(f"it returns None; a function returns a value ({VALUE_TEXT})")
+            if not isinstance(result, VALUE_TYPES):
                 raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
             self.results[key] = result
         return self.results[key]

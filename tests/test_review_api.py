@@ -35,3 +35,17 @@ def test_python_functions_may_return_numpy_scalars():
         model = rc.compile_rasp_to_model(sop, vocab={1, 2}, max_seq_len=2)
         assert rasp.evaluate(sop, [1, 2]) == rc.run(model, [1, 2]) == expected, name
         assert all(type(v) in (int, float, bool) for v in rasp.evaluate(sop, [1, 2])), name
+
+
+def test_a_python_function_returning_none_is_refused_not_compiled_wrong():
+    """The compiled model gave 2 where the interpreter gave none (a map returning None for 1):
+    none comes only from an aggregate that selects nothing, so such a function is an error, the
+    same in the interpreter and the compiler."""
+    import pytest
+
+    partial = rasp.Map(lambda x: None if x == 1 else x, rasp.tokens).named("partial")
+    for attempt in (lambda: rasp.evaluate(partial, [1, 2]),
+                    lambda: rc.compile_rasp_to_model(partial, vocab={1, 2}, max_seq_len=2),
+                    lambda: rc.compile_rasp_to_model(rasp.Full(None), vocab={1}, max_seq_len=2)):
+        with pytest.raises(rc.RaspError, match="returns None"):
+            attempt()

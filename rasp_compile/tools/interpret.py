@@ -156,7 +156,7 @@ def _map(node: ir.Map | ir.SequenceMap, columns: list, memo: Memo, counter: OpCo
         if None in args:
             out.append(empty)
             continue
-        result = table.get(args, table)  # `table` itself marks a miss: None is a valid result
+        result = table.get(args, table)  # `table` itself marks a miss
         if result is table:
             result = table[args] = call_checked(node.fn, args, node)
         out.append(result)
