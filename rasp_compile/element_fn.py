@@ -16,6 +16,7 @@ import numpy as np
 
 from .canonical_floats import canonical
 from .errors import Loc
+from .safe_text import shortened
 
 Value = Union[str, int, float, bool]
 VALUE_TYPES, VALUE_TEXT = (str, numbers.Real, tuple), "a str, number, bool or tuple"  # what a lambda may return
@@ -59,8 +60,13 @@ def python_value(value):
 
 
 def as_fn(f: Fn | Callable[..., Value]) -> Fn:
-    """Wrap a plain Python callable as an `Fn` (the embedded API accepts either)."""
-    return f if isinstance(f, Fn) else Fn(f, getattr(f, "__name__", "<python function>"))
+    """Wrap a plain Python callable as an `Fn` (the embedded API accepts either); TypeError for
+    anything else, when the program is built rather than when it is compiled."""
+    if isinstance(f, Fn):
+        return f
+    if not callable(f):
+        raise TypeError(f"expected a function, got {type(f).__name__} {shortened(repr(f))}")
+    return Fn(f, getattr(f, "__name__", "<python function>"))
 
 
 def identity(value: Value) -> Value:

@@ -49,3 +49,15 @@ def test_a_python_function_returning_none_is_refused_not_compiled_wrong():
                     lambda: rc.compile_rasp_to_model(rasp.Full(None), vocab={1}, max_seq_len=2)):
         with pytest.raises(rc.RaspError, match="returns None"):
             attempt()
+
+
+def test_a_function_that_is_not_callable_is_refused_when_the_program_is_built():
+    import pytest
+
+    from rasp_compile import ir
+
+    for build in (lambda: ir.Select(ir.tokens, ir.tokens, 5), lambda: rasp.Map(3, rasp.tokens),
+                  lambda: rasp.SequenceMap("x", rasp.tokens, rasp.indices),
+                  lambda: rasp.Select(rasp.tokens, rasp.tokens, None)):
+        with pytest.raises(TypeError, match="expected a function"):
+            build()
