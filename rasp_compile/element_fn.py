@@ -84,3 +84,16 @@ def compare(op: str, key: Value, query: Value) -> bool:
     if op not in COMPARE_FUNCTIONS:
         raise ValueError(f"unknown comparison {op!r}")
     return COMPARE_FUNCTIONS[op](key, query)
+
+
+def value_order(value) -> tuple:
+    """A sort key for any mix of values, the same in every run (a set of strings iterates in an
+    order that changes with Python's hash seed): numbers and booleans by value, then strings, then
+    tuples item by item."""
+    if isinstance(value, (bool, int, float)):
+        return (0, value, ())
+    if isinstance(value, str):
+        return (1, 0, value)
+    if isinstance(value, tuple):
+        return (2, 0, tuple(map(value_order, value)))
+    return (3, 0, repr(value))

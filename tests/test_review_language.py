@@ -21,3 +21,23 @@ output map(lambda x: str(x + 0.1 + 0.2) + "," + str(0.1 + 0.2 == 0.3) + "," + st
                                        "1.3,false,1.0"]
     snapped, _ = outputs("vocab {0}\nmax_len 1\noutput map(lambda x: x + 0.1 + 0.2, tokens)", [0])
     assert snapped == [0.3]
+
+
+def test_the_first_failure_reported_is_the_same_in_every_run():
+    """Value sets are sets: tried in their iteration order, the value an error names changed with
+    Python's hash seed ('cherry' in one run, 'bananas' in the next)."""
+    import os
+    import subprocess
+    import sys
+
+    head = "vocab {apple, bananas, cherry, b, c}\nmax_len 3\n"
+    failing = {"map": 'output map(lambda t: "xyz"[len(t)], tokens)',
+               "select": 'output selector_width(select(tokens, tokens, lambda k, q: "xyz"[len(k)] == q))'}
+    script = ("import sys, rasp_compile as rc\n"
+              "try: rc.parse_program(sys.argv[1])\n"
+              "except rc.RaspError as e: print(e)\n")
+    for name, line in failing.items():
+        runs = {subprocess.run([sys.executable, "-c", script, head + line], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+        assert len(runs) == 1, runs
+        assert "fails on ('apple'" in runs.pop(), name
