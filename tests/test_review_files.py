@@ -99,3 +99,19 @@ def test_a_file_without_residual_labels_gets_the_same_labels_in_every_report():
     assert unlabelled.head(0, 0).W_O.columns == expected
     assert labelled_blocks(unlabelled)[0].col_labels == expected
     assert labels_of(unlabelled, n_heads=1).residual == expected
+
+
+def test_a_lone_surrogate_in_meta_is_refused_at_load(tmp_path, capsys):
+    """JSON can spell "\\udcff"; no page or terminal can show it: --html ended in a
+    UnicodeEncodeError traceback, a notebook could not send the model's view."""
+    import json
+
+    import numpy as np
+
+    meta = copy.deepcopy(aab().meta)
+    meta["vocab"][1] = "b\udcff"
+    np.savez(tmp_path / "s.npz", meta=np.array(json.dumps(meta)), **aab().params)
+    for flags in (["a"], ["a", "--html", str(tmp_path / "r.html")], ["a", "--trace"]):
+        assert run_cmd.main([str(tmp_path / "s.npz"), *flags]) == 2
+        error = capsys.readouterr().err
+        assert "lone surrogate" in error and error.count("\n") == 1 and "\\udcff" in error
