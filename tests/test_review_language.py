@@ -41,3 +41,15 @@ def test_the_first_failure_reported_is_the_same_in_every_run():
                                env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
         assert len(runs) == 1, runs
         assert "fails on ('apple'" in runs.pop(), name
+
+
+def test_a_lone_surrogate_in_program_text_is_a_located_syntax_error():
+    """A Python str can hold "\\udcff" (a file cannot): the value it made could be neither saved
+    nor shown, and compiling ended in a WeightsError about meta."""
+    import pytest
+
+    text = 'vocab {a}\nmax_len 2\noutput map(lambda t: t + "\udcff", tokens)'
+    with pytest.raises(rc.errors.RaspSyntaxError, match="lone surrogate") as caught:
+        rc.parse_program(text)
+    assert (caught.value.loc.line, caught.value.loc.col) == (3, 27)
+    assert "\\udcff" in rc.format_error(caught.value, text, "p.rasp")
