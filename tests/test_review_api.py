@@ -79,3 +79,16 @@ def test_a_max_len_override_from_python_is_checked_like_the_command_lines():
         with pytest.raises(ValueError, match="max_len must be"):
             rc.parse_program(text, max_len=max_len)
     assert rc.compile(text, max_len=1_000).meta["max_len"] == 1_000
+
+
+def test_a_python_vocab_holding_equal_tokens_is_refused():
+    """ir.Program(vocab=(1, True)): the value sets held one token, the model embedded two, and
+    compiling a map of the tokens crashed with a KeyError inside the compiler."""
+    import pytest
+
+    from rasp_compile import ir
+
+    for vocab in ((1, True), (1, 1.0), ("a", "a")):
+        program = ir.Program(ir.Map(lambda t: str(t), ir.tokens), vocab, 2)
+        with pytest.raises(rc.RaspError, match="which are equal to Python; keep one"):
+            rc.compile(program)

@@ -205,7 +205,7 @@ def _value_set(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set
 
 def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> set:
     if isinstance(node, ir.Tokens):
-        return set(program.vocab)
+        return _vocab_set(program)
     if isinstance(node, ir.Indices):
         return set(range(n))
     if isinstance(node, ir.Length):
@@ -225,6 +225,17 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> se
     if isinstance(node, ir.Aggregate):
         return _aggregate_values(node, sets, n)
     raise TypeError(f"no value-set rule for {type(node).__name__}")
+
+
+def _vocab_set(program: ir.Program) -> set:
+    """The vocab as a set; RaspValueError when two tokens are equal (1 and True, 1 and 1.0), which
+    a set, and so every value set, holds as one while the model embeds each on its own row."""
+    vocab = set(program.vocab)
+    if len(vocab) != len(program.vocab):
+        equal = next((a, b) for i, a in enumerate(program.vocab) for b in program.vocab[:i] if a == b)
+        raise RaspValueError(f"the vocab holds {equal[1]!r} and {equal[0]!r}, which are equal to Python; "
+                             "keep one", program.output_loc)
+    return vocab
 
 
 def _ordered(values) -> list:
