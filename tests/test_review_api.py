@@ -92,3 +92,11 @@ def test_a_python_vocab_holding_equal_tokens_is_refused():
         program = ir.Program(ir.Map(lambda t: str(t), ir.tokens), vocab, 2)
         with pytest.raises(rc.RaspError, match="which are equal to Python; keep one"):
             rc.compile(program)
+
+
+def test_a_trace_of_too_many_tokens_says_max_len_not_n_ctx():
+    import pytest
+
+    model = rc.compile(rc.load_program(__import__("pathlib").Path(__file__).parent.parent / "programs" / "aab.rasp"))
+    with pytest.raises(rc.InputError, match="an input of 7 tokens is longer than max_len 5"):
+        rc.trace(model, list("aaaaaaa"))
