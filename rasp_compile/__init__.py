@@ -38,7 +38,7 @@ from .tools.flops import count_flops
 from .runtime.forward import complete as complete_tokens
 from .runtime.forward import logits, predict
 from .runtime.token_text import tokens_from
-from .frontend import load_program, parse_program
+from .frontend import check_max_len, load_program, parse_program
 from .frontend.from_tracr import from_tracr
 from .tools.interpret import OpCounter, evaluate, evaluate_all
 from .tools.trace import trace
@@ -58,8 +58,10 @@ def compile(
     program: ir.Program | str | PathLike, max_len: int | None = None, dtype=np.float32, disabled=()
 ) -> Model:
     """Compile a program given as IR, as `.rasp` text (a `str`), or as a file (a `pathlib.Path`),
-    optionally at another max_len and without the optimisation passes named in `disabled`
+    optionally at another max_len (1 to 1,000, as a program declares; ValueError otherwise) and without the optimisation passes named in `disabled`
     (see `OPTIMIZATIONS`)."""
+    if max_len is not None:
+        check_max_len(max_len)
     if isinstance(program, PathLike):
         program = load_program(program, max_len)  # checked at the max_len compiled, not its own
     elif isinstance(program, str):

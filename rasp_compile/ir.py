@@ -24,66 +24,20 @@ intermediate values of a sequence_map; `None` is RASP's "none" (no value).
 from __future__ import annotations
 
 import copy
-import numbers
 import operator
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
 
-from .canonical_floats import SNAP_DENOMINATOR, SNAP_TOLERANCE, canonical
+from .canonical_floats import SNAP_DENOMINATOR, SNAP_TOLERANCE, canonical  # noqa: F401 (ir.canonical)
+from .element_fn import (  # noqa: F401 (re-exported: ir.Fn, ir.as_fn, ir.compare, ...)
+    COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity,
+)
 from .errors import Loc
-
-Value = Union[str, int, float, bool]
-VALUE_TYPES, VALUE_TEXT = (str, numbers.Real, tuple), "a str, number, bool or tuple"  # what a lambda may return
+from .safe_text import shown
 
 CATEGORICAL = "categorical"
 NUMERICAL = "numerical"
-
-
-@dataclass(frozen=True, eq=False)
-class Fn:
-    """An element-wise scalar function of one or two values (a map's or a predicate's lambda).
-
-    `call` must be pure and may raise; `text` is how it reads (for messages and summaries);
-    `loc` is the lambda's place in the source, if it came from text.
-    """
-
-    call: Callable[..., Value]
-    text: str = "<python function>"
-    loc: Loc | None = None
-    results: dict = field(default_factory=dict, repr=False)  # memo: arguments -> result
-
-    def __call__(self, *args: Value) -> Value:
-        """`call(*args)`, canonical (floats snapped), computed once per distinct arguments:
-        inference, compilation and the interpreter all ask for the same combinations."""
-        key = args + tuple(map(type, args))  # 1, 1.0 and True are equal, not the same
-        if key not in self.results:
-            result = canonical(self.call(*args))
-            if result is not None and not isinstance(result, VALUE_TYPES):
-                raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
-            self.results[key] = result
-        return self.results[key]
-
-
-def as_fn(f: Fn | Callable[..., Value]) -> Fn:
-    """Wrap a plain Python callable as an `Fn` (the embedded API accepts either)."""
-    return f if isinstance(f, Fn) else Fn(f, getattr(f, "__name__", "<python function>"))
-
-
-def identity(value: Value) -> Value:
-    return value
-
-
-_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
-            ">=": operator.ge, "true": lambda key, query: True, "false": lambda key, query: False}
-COMPARISONS = tuple(_COMPARE)
-
-
-def compare(op: str, key: Value, query: Value) -> bool:
-    """A comparison predicate, read as `key OP query` (docs/language.md, `select`)."""
-    if op not in _COMPARE:
-        raise ValueError(f"unknown comparison {op!r}")
-    return _COMPARE[op](key, query)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,8 +72,8 @@ class Expression:
     def __repr__(self) -> str:
         """One short line, never the whole graph: `<Map 'opp_idx' at 0x7f..>`, `<Map x == 'a' at ..>`."""
         fn = getattr(self, "fn", None)
-        shown = repr(self.label) if self.label else fn.text if fn else ""
-        return f"<{type(self).__name__} {shown + ' ' if shown else ''}at {id(self):#x}>"
+        text = shown(repr(self.label)) if self.label else shown(fn.text) if fn else ""
+        return f"<{type(self).__name__} {text + ' ' if text else ''}at {id(self):#x}>"
 
 
 def _copy_with(node: Expression, **changes) -> Expression:

@@ -56,11 +56,12 @@ class Encoding(enum.Enum):
 
 
 class Map(ir.Map):
-    """`f(inner[i])` at each position. With `simplify` (the default, as in tracr) a map of a map
-    becomes one map of the composed function."""
+    """`f(inner[i])` at each position. With `simplify` (the default, as in tracr) a map of a
+    categorical map becomes one map of the composed function. A numerical inner map is kept: it
+    turns none into 0, which the composed map would not (docs/language.md, none and defaults)."""
 
     def __init__(self, f: Callable[[Value], Value], inner: ir.SOp, simplify: bool = True):
-        if simplify and isinstance(inner, ir.Map):
+        if simplify and isinstance(inner, ir.Map) and inner.encoding == ir.CATEGORICAL:
             inner_fn, outer_fn = inner.fn, ir.as_fn(f)
             f, inner = ir.Fn(lambda x: outer_fn(inner_fn(x)), outer_fn.text), inner.inner
         super().__init__(f, inner)

@@ -52,3 +52,9 @@ def shortened(text: str, limit: int = SHOWN_QUOTE) -> str:
     head = (limit * 2) // 3
     tail = limit - head
     return f"{text[:head]} ... ({len(text):,} characters) ... {text[-tail:]}"
+
+
+def shown(text: str, limit: int = SHOWN_QUOTE) -> str:
+    """Outside text as a one-line `repr` may show it: `terminal_safe`, then `shortened` to `limit`
+    characters (a name of 100,000 characters keeps a repr short)."""
+    return shortened(terminal_safe(text), limit)

@@ -124,7 +124,7 @@ def test_labels_travel_with_the_converted_model():
     assert [[head is not None for head in layer] for layer in padded.heads] == [[True, True], [False, False],
                                                                              [True, False]]
     assert padded.describe_head(2, 1) == "L2H1: zero padding (the layer has 1 heads)"
-    assert padded.residual == tuple(f"dim{d}" for d in range(6))  # a file without meta.residual
+    assert padded.residual == tuple(f"d{d}" for d in range(6))  # a file without meta.residual
 
 
 def test_head_descriptions_are_read_from_meta_when_present():

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import ir
 from ..compiler import OPTIMIZATIONS, compile_program
-from ..errors import InputError, OutputError, RaspError, WeightsError, format_error
+from ..errors import InputError, OutputError, RaspError, WeightsError, format_error, special_file
 from ..frontend import load_program
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..frontend.lower import MAX_LEN_LIMIT
@@ -64,6 +64,35 @@ def whole_number(limit: int) -> Callable[[str], int]:
 
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+def file_name(text: str) -> str:
+    """argparse type: a non-empty file name (`''` would name the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file name, got ''")
+    return text
+
+
+def output_path(what: str) -> Callable[[str], str]:
+    """argparse type: a file that `what` (weights, a report) can be written to, checked before any
+    work: not a directory, FIFO or device (a FIFO would block the write until someone reads it), a
+    name the system accepts, in a directory that exists."""
+
+    def check(text: str) -> str:
+        path = Path(file_name(text))
+        special = special_file(path)
+        if special:
+            raise argparse.ArgumentTypeError(f"{text} is {special}, not a file to write {what} to")
+        try:
+            parent_exists = path.parent.is_dir()
+            path.exists()  # raises for a name the system refuses (too long): here, not after the work
+        except OSError as error:
+            raise argparse.ArgumentTypeError(f"{text}: {error.strerror or error}") from None
+        if not parent_exists:
+            raise argparse.ArgumentTypeError(f"{text}: no such directory {str(path.parent)!r}")
+        return text
+
+    return check
 
 
 def add_compile_flags(parser: Parser, applies: str = "") -> None:

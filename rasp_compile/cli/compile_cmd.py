@@ -7,51 +7,26 @@ FLOPs per forward at max_len (max_len tokens, plus BOS).
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
 
 from .. import ir
-from ..errors import OutputError, special_file
+from ..errors import OutputError
 from ..tools.flops import count_flops
 from ..frontend.infer import ValueSets
 from ..runtime.model import Model, n_nonzero, n_params
 from ..runtime.atomic_write import check_output
 from ..runtime.weights_file import save
-from .common import (CliError, Parser, add_compile_flags, add_version, compile_file, compile_options, make_console,
-                     print_json, run_edge)
+from .common import (CliError, Parser, add_compile_flags, add_version, compile_file, compile_options, file_name,
+                     make_console, output_path, print_json, run_edge)
 from ..safe_text import markup_safe, shortened
 from ..runtime.token_text import value_text
 
 SHOWN_VALUES = 6  # values listed per s-op before "…"
 SHOWN_TOKENS = 20  # vocab tokens listed in the summary's first line before "…"
 SHOWN_NAME = 60  # characters of a name or value shown (shortened in the middle beyond)
-
-
-def file_name(text: str) -> str:
-    """argparse type: a non-empty file name (`''` would name the current directory)."""
-    if not text:
-        raise argparse.ArgumentTypeError("expected a file name, got ''")
-    return text
-
-
-def emit_path(text: str) -> str:
-    """argparse type: a file that `save` can create, checked before the compiler runs (an existing
-    FIFO would block the write until someone reads it; a device is no weights file)."""
-    path = Path(file_name(text))
-    special = special_file(path)
-    if special:
-        raise argparse.ArgumentTypeError(f"{text} is {special}, not a file to write weights to")
-    try:
-        parent_exists = path.parent.is_dir()
-        path.exists()  # raises for a name the system refuses (too long): here, not after compiling
-    except OSError as error:
-        raise argparse.ArgumentTypeError(f"{text}: {error.strerror or error}") from None
-    if not parent_exists:
-        raise argparse.ArgumentTypeError(f"{text}: no such directory {str(path.parent)!r}")
-    return text
 
 
 def check_emit(emit: str, program: str) -> None:
@@ -69,7 +44,7 @@ def build_parser() -> Parser:
     # PROGRAM.rasp is optional to argparse and required by _compile: argparse reports a missing
     # positional before an unknown flag, so `rasp-compile --bogus` would not name --bogus.
     parser.add_argument("program", metavar="PROGRAM.rasp", nargs="?", type=file_name, help="the program to compile")
-    parser.add_argument("--emit", type=emit_path, metavar="OUT.npz", help="write the weights (docs/format.md) to this file, whole or not at all; "
+    parser.add_argument("--emit", type=output_path("weights"), metavar="OUT.npz", help="write the weights (docs/format.md) to this file, whole or not at all; "
                         "never over the program; a name ending in .safetensors gets that format (docs/interop.md)")
     add_compile_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")

@@ -8,11 +8,8 @@ REPORT path naming WEIGHTS (or a link to it) is refused before anything is writt
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-
-from ..errors import special_file
 from ..runtime.atomic_write import check_output, write_atomically
 from ..runtime.model import Model
 from ..safe_text import markup_safe, terminal_safe
@@ -20,24 +17,6 @@ from ..tools.html_report import report
 from ..tools.trace import Trace
 from .common import CliError, check_one_pass
 from .tokens import join_tokens
-
-
-def html_path(text: str) -> str:
-    """argparse type: a file a report can be written to (not a directory, FIFO or device; in a
-    directory that exists), checked before the model is loaded."""
-    if not text:
-        raise argparse.ArgumentTypeError("expected a file name, got ''")
-    path = Path(text)
-    special = special_file(path)
-    if special:
-        raise argparse.ArgumentTypeError(f"{text} is {special}, not a file to write a report to")
-    try:
-        parent_exists = path.parent.is_dir()
-    except OSError as error:
-        raise argparse.ArgumentTypeError(f"{text}: {error.strerror or error}") from None
-    if not parent_exists:
-        raise argparse.ArgumentTypeError(f"{text}: no such directory {str(path.parent)!r}")
-    return text
 
 
 def write(model: Model, weights: str, tokens: list, out: str) -> dict:

@@ -15,12 +15,11 @@ from rich.table import Table
 from ..runtime.forward import can_complete, complete, predict
 from ..runtime.model import Model
 from . import accuracy, flops_report, html_cmd, score, trace_report
-from .compile_cmd import file_name
 from ..safe_text import markup_safe, terminal_safe
 from .progress import status
 from .reference import Reference, first_program_error
-from .common import (CliError, Parser, add_compile_flags, add_version, compile_options, 
-                     load_model, make_console, print_json, run_edge, whole_number)
+from .common import (CliError, Parser, add_compile_flags, add_version, compile_options, file_name,
+                     load_model, make_console, output_path, print_json, run_edge, whole_number)
 from ..runtime.token_text import split_input, value_text
 from .tokens import join_tokens
 
@@ -62,7 +61,7 @@ def build_parser() -> Parser:
                          help="FLOPs of this prediction, beside the direct rule's operations")
     reports.add_argument("--trace", action="store_true",
                          help="the residual stream decoded per layer, and attention heatmaps")
-    reports.add_argument("--html", type=html_cmd.html_path, metavar="REPORT.html",
+    reports.add_argument("--html", type=output_path("a report"), metavar="REPORT.html",
                          help="write a self-contained page: source, decoded residual stream, attention, weights")
     parser.add_argument("--skip", type=int, metavar="K",
                         help="with --score: predictions not counted at the start (default 0)")

@@ -18,6 +18,7 @@ from numbers import Number
 import numpy as np
 
 from .. import ir
+from ..element_fn import value_order
 from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
 from .lambda_calls import call_checked, describe
 
@@ -157,25 +158,41 @@ def _value_set(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set
 
 def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> set:
     if isinstance(node, ir.Tokens):
-        return set(program.vocab)
+        return _vocab_set(program)
     if isinstance(node, ir.Indices):
         return set(range(n))
     if isinstance(node, ir.Length):
         return set(range(1, n + 1))
     if isinstance(node, ir.SelectorWidth):
         return set(range(0, n + 1))
+    # Functions are tried in a fixed order of their arguments, so the first failure reported is
+    # the same in every run.
     if isinstance(node, ir.Map):
-        return _distinct_values((call_checked(node.fn, (x,), node) for x in sets[node.inner]), node)
+        return _distinct_values((call_checked(node.fn, (x,), node) for x in _ordered(sets[node.inner])), node)
     if isinstance(node, ir.SequenceMap):
         if node.first is node.second:  # one s-op twice: only equal values meet
-            return _distinct_values((call_checked(node.fn, (x, x), node) for x in sets[node.first]), node)
+            return _distinct_values((call_checked(node.fn, (x, x), node) for x in _ordered(sets[node.first])), node)
         _check_combinations(node, sets[node.first], sets[node.second])
-        return _distinct_values(
-            (call_checked(node.fn, (x, y), node) for x, y in product(sets[node.first], sets[node.second])), node
-        )
+        pairs = product(_ordered(sets[node.first]), _ordered(sets[node.second]))
+        return _distinct_values((call_checked(node.fn, (x, y), node) for x, y in pairs), node)
     if isinstance(node, ir.Aggregate):
         return _aggregate_values(node, sets, n)
     raise TypeError(f"no value-set rule for {type(node).__name__}")
+
+
+def _vocab_set(program: ir.Program) -> set:
+    """The vocab as a set; RaspValueError when two tokens are equal (1 and True, 1 and 1.0), which
+    a set, and so every value set, holds as one while the model embeds each on its own row."""
+    vocab = set(program.vocab)
+    if len(vocab) != len(program.vocab):
+        equal = next((a, b) for i, a in enumerate(program.vocab) for b in program.vocab[:i] if a == b)
+        raise RaspValueError(f"the vocab holds {equal[1]!r} and {equal[0]!r}, which are equal to Python; "
+                             "keep one", program.output_loc)
+    return vocab
+
+
+def _ordered(values) -> list:
+    return sorted(values, key=value_order)
 
 
 def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int) -> set:
@@ -249,9 +266,10 @@ def _check_combinations(node: ir.Node, first: frozenset, second: frozenset) -> N
 
 def _check_predicate(select: ir.Select, sets: ValueSets) -> None:
     _check_combinations(select, sets[select.keys], sets[select.queries])
+    pairs = product(_ordered(sets[select.keys]), _ordered(sets[select.queries]))  # the same first failure every run
     if isinstance(select.predicate, str):
         if select.predicate in ("<", "<=", ">", ">="):
-            for key, query in product(sets[select.keys], sets[select.queries]):
+            for key, query in pairs:
                 try:
                     ir.compare(select.predicate, key, query)
                 except TypeError:
@@ -260,5 +278,5 @@ def _check_predicate(select: ir.Select, sets: ValueSets) -> None:
                         select.loc,
                     ) from None
         return
-    for key, query in product(sets[select.keys], sets[select.queries]):
+    for key, query in pairs:
         call_checked(select.predicate, (key, query), select)

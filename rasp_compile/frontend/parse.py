@@ -78,15 +78,26 @@ _UNEXPECTED_NAMES = {"_NL": "end of line", "$END": "end of the program"}
 # Characters that str.splitlines() (and so errors.format_error) takes for line breaks but Lark
 # does not: refused, so that every line number means the same line to both.
 _ODD_LINE_BREAK = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# A lone surrogate (possible in a Python str, never in a decoded file) is no text: no file, page or
+# terminal can hold it, so a value made of it could not be saved or shown.
+_NO_TEXT = re.compile(r"[\ud800-\udfff]")
+
+
+def _loc_of(text: str, index: int) -> Loc:
+    """The line and column (1-based) of `text[index]`."""
+    return Loc(text.count("\n", 0, index) + 1, index - text.rfind("\n", 0, index))
 
 
 def parse(text: str) -> ast.Module:
     """The AST of a program's text; RaspSyntaxError (located inside `text`) if it is malformed."""
     odd = _ODD_LINE_BREAK.search(text)
     if odd:
-        line = text.count("\n", 0, odd.start()) + 1
-        col = odd.start() - text.rfind("\n", 0, odd.start())
-        raise RaspSyntaxError(f"unexpected line-break character {odd.group()!r}; lines end with '\\n'", Loc(line, col))
+        raise RaspSyntaxError(f"unexpected line-break character {odd.group()!r}; lines end with '\\n'",
+                              _loc_of(text, odd.start()))
+    lone = _NO_TEXT.search(text)
+    if lone:
+        raise RaspSyntaxError(f"unexpected {lone.group()!r}, a lone surrogate, which is no text",
+                              _loc_of(text, lone.start()))
     text = text.replace("\r\n", "\n")  # a '\r' before '\n' would count as a column of its line
     try:
         tree = _PARSER.parse(text)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..runtime.model import Model
 from ..safe_text import terminal_safe
+from ..tools.decode import residual_labels
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def labels_of(model: Model, n_heads: int) -> Labels:
     output = meta["output"]
     name = output.get("name") or "output"
     return Labels(
-        residual=tuple(meta.get("residual") or (f"dim{d}" for d in range(model.d_model))),
+        residual=tuple(residual_labels(meta, model.d_model)),
         vocab=tuple(meta["vocab"]),
         bos_id=meta["bos_id"],
         encoding=output["encoding"],

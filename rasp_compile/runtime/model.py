@@ -229,6 +229,7 @@ def _check_meta(meta) -> None:
     if not isinstance(meta, dict):
         _fail(f"meta must be a JSON object, got {type(meta).__name__}")
     _check_format(_require(meta, "format", lambda v: isinstance(v, str), "a string"))
+    _check_text(meta)
     vocab = _require(meta, "vocab", lambda v: isinstance(v, list) and v and all(map(_is_token, v)),
                      "a non-empty list of strings or numbers")
     if len({token_key(v) for v in vocab}) != len(vocab):
@@ -262,6 +263,17 @@ def _check_meta(meta) -> None:
         _fail("meta.residual must be a list of strings")
     if "source" in meta and not isinstance(meta["source"], str):
         _fail("meta.source must be a string")
+
+
+def _check_text(meta: dict) -> None:
+    """Every string of meta must be text UTF-8 can write: JSON's escapes can spell a lone surrogate
+    (`"\\udcff"`), which no report, page or terminal can show (writing the HTML report failed)."""
+    try:
+        json.dumps(meta, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        _fail(f"meta holds {error.object[error.start:error.end]!r}, a lone surrogate, which is no text")
+    except (ValueError, RecursionError, TypeError):  # what the other checks report, each in its words
+        pass
 
 
 def _shape_hint(key: str) -> str:

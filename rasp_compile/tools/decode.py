@@ -18,6 +18,7 @@ read from the labels alone, values as text.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,7 +57,7 @@ class Variable:
 
 
 def residual_labels(meta: dict, d_model: int) -> list[str]:
-    """meta.residual, or `d0`, `d1`, ... when the file has none."""
+    """meta.residual, or `d0`, `d1`, ... when the file has none (every report labels dimensions so)."""
     return list(meta.get("residual") or (f"d{i}" for i in range(d_model)))
 
 
@@ -89,6 +90,8 @@ def _recorded(entry, name: str, index: dict) -> Variable | None:
         return None
     values, nullable = entry.get("values"), entry.get("may_be_none") is True
     if entry["encoding"] == "numerical":
+        if name not in index:  # the labels say categorical (`name:value`): believe them, not the entry
+            return None
         numbers = values if isinstance(values, list) and all(_is_number(v) for v in values) else []
         return Variable(name, "numerical", (index[name],), numbers=tuple(sorted(numbers)),
                         read_out=entry.get("read_out") is True)
@@ -105,7 +108,11 @@ def _recorded(entry, name: str, index: dict) -> Variable | None:
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite number a residual dimension can hold (JSON also has NaN, and ints beyond floats)."""
+    try:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    except OverflowError:  # an int beyond float range
+        return False
 
 
 def _hashable(value):

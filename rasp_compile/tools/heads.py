@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..safe_text import shown
 from .decode import residual_labels
 from .labelled import LabelledArray
 from .svg import nonzero_heatmap
@@ -160,7 +161,7 @@ class HeadWeights:
         return x_aug @ self.QK.array @ x_aug.T
 
     def __repr__(self) -> str:
-        return f"<HeadWeights {self.description.title}, d_head {self.d_head}>"
+        return f"<HeadWeights {shown(self.description.title)}, d_head {self.d_head}>"
 
     def _repr_html_(self) -> str:
         figures = [nonzero_heatmap(a.array, a.rows, a.columns, a.title) for a in (self.QK, self.OV)]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..runtime.model import Model
+from .decode import residual_labels
 
 BIAS_ROW = "b"
 ZERO = "."  # an exact zero inside a printed row or column
@@ -45,10 +46,6 @@ def _value_text(value) -> str:
     return "none" if value is None else json.dumps(value)
 
 
-def _residual_labels(model: Model) -> tuple[str, ...]:
-    return tuple(model.meta.get("residual") or (f"d{i}" for i in range(model.d_model)))
-
-
 def _position_labels(model: Model) -> tuple[str, ...]:
     positions = tuple(f"pos:{p}" for p in range(model.meta["max_len"]))
     bos_id = model.meta["bos_id"]
@@ -70,7 +67,7 @@ def _head_labels(kinds: str, n_head: int, d_head: int) -> tuple[str, ...]:
 
 def _arrays(model: Model) -> list[tuple[str, str | None, tuple[str, ...], tuple[str, ...]]]:
     """(weight key, its bias key or None, row labels, column labels), in the order to print."""
-    residual = _residual_labels(model)
+    residual = tuple(residual_labels(model.meta, model.d_model))
     arrays = [
         ("wte", None, tuple(map(_value_text, model.meta["vocab"])), residual),
         ("wpe", None, _position_labels(model), residual),

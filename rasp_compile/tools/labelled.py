@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..safe_text import shown
 from .svg import heatmap, standalone_svg
 
 
@@ -49,7 +50,8 @@ class LabelledArray:
         return pandas.DataFrame(self.array, index=list(self.rows), columns=list(self.columns))
 
     def __repr__(self) -> str:
-        return f"<LabelledArray {self.title or ''} [{len(self.rows)} x {len(self.columns)}]>".replace("  ", " ")
+        title = shown(self.title) + " " if self.title else ""
+        return f"<LabelledArray {title}[{len(self.rows)} x {len(self.columns)}]>"
 
     def to_svg(self) -> str:
         """The array as a labelled heatmap in one SVG document (write it to a .svg file)."""

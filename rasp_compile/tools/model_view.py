@@ -7,15 +7,17 @@ A model is read through its attributes only: runtime/model.py imports this modul
 from __future__ import annotations
 
 from .heads import head_descriptions
+from ..safe_text import shown
 from .html_parts import esc, table
 
 MAX_SHOWN_VOCAB = 12  # tokens of the vocab a one-line repr names before "..."
+SHOWN_TOKEN = 20  # characters of one token (or the output's name) a one-line repr shows
 
 
 def vocab_text(vocab) -> str:
-    """`{a, b, c}`: a vocab in one short line."""
-    shown = [v if isinstance(v, str) else repr(v) for v in list(vocab)[:MAX_SHOWN_VOCAB]]
-    return "{" + ", ".join(shown) + (", ..." if len(vocab) > MAX_SHOWN_VOCAB else "") + "}"
+    """`{a, b, c}`: a vocab in one short line, terminal-safe (tokens come from files and Python)."""
+    tokens = [shown(v if isinstance(v, str) else repr(v), SHOWN_TOKEN) for v in list(vocab)[:MAX_SHOWN_VOCAB]]
+    return "{" + ", ".join(tokens) + (", ..." if len(vocab) > MAX_SHOWN_VOCAB else "") + "}"
 
 
 def _parameters(model) -> int:
@@ -25,10 +27,11 @@ def _parameters(model) -> int:
 def model_repr(model) -> str:
     """`<Model: 3 layers (heads 2+2+6), d_model 37, 15,140 parameters, vocab {a, b, c, d, BOS}, ...>`."""
     meta = model.meta
-    heads = "+".join(str(layer["n_head"]) for layer in meta["layers"]) or "0"
+    heads = shown("+".join(str(layer["n_head"]) for layer in meta["layers"]) or "0")
+    name = shown(repr(meta["output"].get("name") or "output"), SHOWN_TOKEN)
     return (f"<Model: {model.n_layers} layers (heads {heads}), d_model {model.d_model}, "
             f"{_parameters(model):,} parameters, vocab {vocab_text(meta['vocab'])}, max_len {meta['max_len']}, "
-            f"output {meta['output'].get('name') or 'output'!r} ({meta['output']['encoding']})>")
+            f"output {name} ({meta['output']['encoding']})>")
 
 
 def heads_table(model) -> str:

@@ -6,6 +6,7 @@ and `_repr_html_`): a node's kind is its class name, an s-op is a node with an `
 
 from __future__ import annotations
 
+from ..safe_text import shown
 from .html_parts import esc, source_html, table
 from .model_view import vocab_text
 
@@ -24,7 +25,7 @@ def _named(program) -> list:
 
 def program_repr(program) -> str:
     """`<Program most_freq.rasp: output 'output' (aggregate), 12 named nodes, vocab {a, b}, max_len 6>`."""
-    return (f"<Program {program.filename}: output {program.output_name!r} ({_kind(program.output)}), "
+    return (f"<Program {shown(program.filename)}: output {shown(repr(program.output_name))} ({_kind(program.output)}), "
             f"{len(_named(program))} named nodes, vocab {vocab_text(program.vocab)}, max_len {program.max_len}"
             f"{', causal' if program.causal else ''}>")
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir
-from ..errors import RaspError
+from ..errors import InputError, RaspError
 from ..frontend.lower import lower
 from ..frontend.parse import parse
 from ..runtime import forward
@@ -60,6 +60,9 @@ class Trace:
     def __init__(self, model: Model, tokens: list):
         self.model = model
         self.tokens = list(tokens)
+        if len(self.tokens) > model.meta["max_len"]:  # a trace is one pass: no sliding window
+            raise InputError(f"an input of {len(self.tokens)} tokens is longer than max_len {model.meta['max_len']}; "
+                             "a trace runs one forward pass over at most max_len tokens")
         ids = np.array([forward.encode(model, self.tokens)])
         self.first = ids.shape[1] - len(self.tokens)  # 1 when position 0 is BOS
         steps = forward.trace(model, ids)

@@ -164,7 +164,7 @@ def _map(node: ir.Map | ir.SequenceMap, columns: list, memo: Memo, counter: OpCo
             out.append(empty)
             continue
         key = args + tuple(map(type, args))
-        result = table.get(key, table)  # `table` itself marks a miss: None is a valid result
+        result = table.get(key, table)  # `table` itself marks a miss
         if result is table:
             result = table[key] = call_checked(node.fn, args, node)
         out.append(result)

@@ -1,0 +1,99 @@
+"""The element-wise functions of the IR: `Fn`, a map's, sequence_map's or predicate's function of
+scalar values, with the text it reads as, and the comparison predicates of `select`.
+
+`ir` re-exports every name here (`ir.Fn`, `ir.as_fn`, `ir.compare`, ...); this module needs
+nothing of the graph, so the frontend's evaluators and the IR share it without a cycle.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+import numpy as np
+
+from .canonical_floats import canonical
+from .errors import Loc
+from .safe_text import shortened
+
+Value = Union[str, int, float, bool]
+VALUE_TYPES, VALUE_TEXT = (str, numbers.Real, tuple), "a str, number, bool or tuple"  # what a lambda may return
+
+
+@dataclass(frozen=True, eq=False)
+class Fn:
+    """An element-wise scalar function of one or two values (a map's or a predicate's lambda).
+
+    `call` must be pure and may raise; `text` is how it reads (for messages and summaries);
+    `loc` is the lambda's place in the source, if it came from text.
+    """
+
+    call: Callable[..., Value]
+    text: str = "<python function>"
+    loc: Loc | None = None
+    results: dict = field(default_factory=dict, repr=False)  # memo: arguments -> result
+
+    def __call__(self, *args: Value) -> Value:
+        """`call(*args)`, canonical (floats snapped), computed once per distinct arguments:
+        inference, compilation and the interpreter all ask for the same combinations."""
+        key = args + tuple(map(type, args))  # 1, 1.0 and True are equal, not the same
+        if key not in self.results:
+            result = canonical(python_value(self.call(*args)))
+            if result is None:  # none comes from an aggregate that selects nothing, never from a function
+                raise TypeError(f"it returns None; a function returns a value ({VALUE_TEXT})")
+            if not isinstance(result, VALUE_TYPES):
+                raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
+            self.results[key] = result
+        return self.results[key]
+
+
+def python_value(value):
+    """A NumPy scalar (`np.int64(2)`, `np.True_`), or a tuple holding some, as the Python value it
+    holds: research code computes with NumPy, and everything downstream takes Python values."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return tuple(map(python_value, value))
+    return value
+
+
+def as_fn(f: Fn | Callable[..., Value]) -> Fn:
+    """Wrap a plain Python callable as an `Fn` (the embedded API accepts either); TypeError for
+    anything else, when the program is built rather than when it is compiled."""
+    if isinstance(f, Fn):
+        return f
+    if not callable(f):
+        raise TypeError(f"expected a function, got {type(f).__name__} {shortened(repr(f))}")
+    return Fn(f, getattr(f, "__name__", "<python function>"))
+
+
+def identity(value: Value) -> Value:
+    """The value itself (the function of a map that only copies)."""
+    return value
+
+
+COMPARE_FUNCTIONS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+                     ">": operator.gt, ">=": operator.ge, "true": lambda key, query: True, "false": lambda key, query: False}
+COMPARISONS = tuple(COMPARE_FUNCTIONS)
+
+
+def compare(op: str, key: Value, query: Value) -> bool:
+    """A comparison predicate, read as `key OP query` (docs/language.md, `select`)."""
+    if op not in COMPARE_FUNCTIONS:
+        raise ValueError(f"unknown comparison {op!r}")
+    return COMPARE_FUNCTIONS[op](key, query)
+
+
+def value_order(value) -> tuple:
+    """A sort key for any mix of values, the same in every run (a set of strings iterates in an
+    order that changes with Python's hash seed): numbers and booleans by value, then strings, then
+    tuples item by item."""
+    if isinstance(value, (bool, int, float)):
+        return (0, value, ())
+    if isinstance(value, str):
+        return (1, 0, value)
+    if isinstance(value, tuple):
+        return (2, 0, tuple(map(value_order, value)))
+    return (3, 0, repr(value))
