@@ -58,3 +58,8 @@ def shown(text: str, limit: int = SHOWN_QUOTE) -> str:
     """Outside text as a one-line `repr` may show it: `terminal_safe`, then `shortened` to `limit`
     characters (a name of 100,000 characters keeps a repr short)."""
     return shortened(terminal_safe(text), limit)
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 layer`, `3 layers`, `1,000 tokens`: a count with its noun, in the plural unless n is 1."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

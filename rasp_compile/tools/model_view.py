@@ -7,7 +7,7 @@ A model is read through its attributes only: runtime/model.py imports this modul
 from __future__ import annotations
 
 from .heads import head_descriptions
-from ..safe_text import shown
+from ..safe_text import counted, shown
 from .html_parts import esc, table
 
 MAX_SHOWN_VOCAB = 12  # tokens of the vocab a one-line repr names before "..."
@@ -29,8 +29,8 @@ def model_repr(model) -> str:
     meta = model.meta
     heads = shown("+".join(str(layer["n_head"]) for layer in meta["layers"]) or "0")
     name = shown(repr(meta["output"].get("name") or "output"), SHOWN_TOKEN)
-    return (f"<Model: {model.n_layers} layers (heads {heads}), d_model {model.d_model}, "
-            f"{_parameters(model):,} parameters, vocab {vocab_text(meta['vocab'])}, max_len {meta['max_len']}, "
+    return (f"<Model: {counted(model.n_layers, 'layer')} (heads {heads}), d_model {model.d_model}, "
+            f"{counted(_parameters(model), 'parameter')}, vocab {vocab_text(meta['vocab'])}, max_len {meta['max_len']}, "
             f"output {name} ({meta['output']['encoding']})>")
 
 

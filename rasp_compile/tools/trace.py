@@ -24,6 +24,7 @@ from ..frontend.lower import lower
 from ..frontend.parse import parse
 from ..runtime import forward
 from ..runtime.model import Model
+from ..safe_text import counted
 from .decode import Variable, decode, meaning, residual_labels, residual_variables
 from .heads import HeadDescription, head_descriptions
 from .html_report import trace_html
@@ -164,8 +165,8 @@ class Trace:
                 "gives its values")
 
     def __repr__(self) -> str:
-        return (f"<Trace of {len(self.tokens)} tokens through {len(self.after_layer)} layers, "
-                f"{len(self.heads)} heads, d_model {len(self.labels)}>")
+        return (f"<Trace of {counted(len(self.tokens), 'token')} through {counted(len(self.after_layer), 'layer')}, "
+                f"{counted(len(self.heads), 'head')}, d_model {len(self.labels)}>")
 
     def _repr_html_(self) -> str:
         return trace_html(self)
