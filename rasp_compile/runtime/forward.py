@@ -164,7 +164,8 @@ def _score_bytes(model: Model, n_ctx: int) -> int:
 def _check_finite(*arrays) -> None:
     """`WeightsError` unless every array is finite. (`np.asarray`: an instrumented ndarray
     subclass, as tests/instrumented_forward.py uses, does not count the check as model FLOPs.)"""
-    if not all(np.all(np.isfinite(np.asarray(array))) for array in arrays):
+    if not all(np.isfinite(np.max(array, initial=0)) and np.isfinite(np.min(array, initial=0))
+               for array in map(np.asarray, arrays)):  # a NaN is both max and min
         raise WeightsError("the model's activations overflow (inf/NaN) on this input")
 
 
@@ -177,9 +178,13 @@ def logits(model: Model, ids: np.ndarray) -> np.ndarray:  # [batch, n] -> [batch
     ids = np.asarray(ids)
     _check_ids(model, ids)
     params, hparams, rows = model.nested(), _hparams(model), _rows_per_chunk(model, ids.shape[1])
-    with np.errstate(all="ignore"):  # rows are independent: the chunks' logits are the batch's
-        chunks = [gpt(ids[start:start + rows], **params, **hparams) for start in range(0, max(len(ids), 1), rows)]
-    out = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+    with np.errstate(all="ignore"):
+        if len(ids) <= rows:
+            out = gpt(ids, **params, **hparams)
+        else:  # rows are independent: the chunks' logits are the batch's
+            out = np.empty((len(ids), ids.shape[1], model.n_out), model.dtype)
+            for start in range(0, len(ids), rows):
+                out[start:start + rows] = gpt(ids[start:start + rows], **params, **hparams)
     _check_finite(out)
     return out
 
