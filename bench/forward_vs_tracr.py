@@ -9,7 +9,10 @@ Needs tracr (`pip install -e '.[tracr]'`, which brings jax). Writes `forward_vs_
 
 Each cell runs in its own process (tracr's compile of a large program can take minutes and the
 memory of jax's compiled functions is only returned when the process ends); a cell past
-`--timeout` seconds shows `timeout`.
+`--timeout` seconds shows `timeout`. Both forward passes, and the matmul, run on one thread
+(`--all-threads` lifts that): on a shared machine a multi-threaded BLAS call waits for its
+descheduled thread, which made single cells 10 to 70 times slower from one run to the next. Their
+timed runs alternate, so that the load of the moment weighs on both alike.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import random
 import subprocess
 import sys
@@ -48,22 +52,34 @@ def tracr_builders() -> dict:
     }
 
 
-def best_seconds(action, runs: int) -> float:
-    """The fastest of `runs` timed calls, after one untimed warm-up call."""
-    action()
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+"""The environment of a cell process that keeps NumPy's BLAS and XLA on one thread each."""
+
+SECONDS_PER_SIDE = 30.0
+"""Timed runs stop early once one side has spent this long (tracr's sort_freq at max_len 40 takes
+seconds per batch)."""
+
+
+def best_seconds(actions: list, runs: int) -> list[float]:
+    """Per action, the fastest of up to `runs` timed calls after one untimed warm-up call; the
+    actions' calls alternate."""
+    for action in actions:
         action()
-        times.append(time.perf_counter() - started)
-    return min(times)
+    times: list[list[float]] = [[] for _ in actions]
+    while min(map(len, times)) < runs and max(map(sum, times)) < SECONDS_PER_SIDE:
+        for action, taken in zip(actions, times):
+            started = time.perf_counter()
+            action()
+            taken.append(time.perf_counter() - started)
+    return [min(taken) for taken in times]
 
 
 def matmul_gflops(runs: int) -> float:
     """Float32 GFLOP/s of one [n, n] @ [n, n] NumPy matmul (2·n³ FLOPs), best of `runs`."""
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((MATMUL_SIZE, MATMUL_SIZE), dtype=np.float32) for _ in range(2))
-    return 2 * MATMUL_SIZE**3 / best_seconds(lambda: a @ b, runs) / 1e9
+    return 2 * MATMUL_SIZE**3 / best_seconds([lambda: a @ b], runs)[0] / 1e9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -82,15 +98,16 @@ def measure_cell(name: str, max_len: int, batch: int, runs: int) -> dict:
     rng = random.Random(max_len)
     inputs = [[rng.choice(program.vocab) for _ in range(max_len)] for _ in range(batch)]
     ids = np.array([encode(ours, tokens) for tokens in inputs], dtype=np.int64)
-    ours_s = best_seconds(lambda: logits(ours, ids), runs)
+    tracr_forward, tracr_figures = compile_tracr(name, program, inputs)
+    ours_s, tracr_s = best_seconds([lambda: logits(ours, ids), tracr_forward], runs)
     flops = count_flops(ours, max_len + 1)["total"]
-    cell = {"program": name, "max_len": max_len, "params": n_params(ours), "flops": flops,
-            "ours_ms": ours_s * 1e3, "ours_gflops": flops * batch / ours_s / 1e9}
-    cell.update(measure_tracr(name, program, inputs, runs))
-    return cell
+    return {"program": name, "max_len": max_len, "params": n_params(ours), "flops": flops,
+            "ours_ms": ours_s * 1e3, "ours_gflops": flops * batch / ours_s / 1e9,
+            "tracr_ms": tracr_s * 1e3, **tracr_figures, "matmul_gflops": matmul_gflops(runs)}
 
 
-def measure_tracr(name: str, program, inputs: list[list], runs: int) -> dict:
+def compile_tracr(name: str, program, inputs: list[list]) -> tuple:
+    """tracr's model of the program, and a call of its jitted forward on `inputs` (BOS added)."""
     import jax
     import jax.numpy as jnp
     from tracr.compiler import compiling, lib
@@ -101,10 +118,10 @@ def measure_tracr(name: str, program, inputs: list[list], runs: int) -> dict:
                                             compiler_bos="BOS", causal=causal)
     compile_s = time.perf_counter() - started
     tokens = jnp.array([model.input_encoder.encode(["BOS", *xs]) for xs in inputs])
-    forward = jax.jit(model.forward)
-    tracr_s = best_seconds(lambda: jax.block_until_ready(forward(model.params, tokens)), runs)
+    jitted = jax.jit(model.forward)
     params = sum(int(np.size(array)) for module in model.params.values() for array in module.values())
-    return {"tracr_params": params, "tracr_compile_s": compile_s, "tracr_ms": tracr_s * 1e3}
+    return (lambda: jax.block_until_ready(jitted(model.params, tokens)),
+            {"tracr_params": params, "tracr_compile_s": compile_s})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,8 +131,9 @@ def measure_tracr(name: str, program, inputs: list[list], runs: int) -> dict:
 def run_cell(name: str, max_len: int, args) -> dict:
     command = [sys.executable, __file__, "--cell", name, str(max_len), "--batch", str(args.batch),
                "--runs", str(args.runs)]
+    env = {**os.environ, **({} if args.all_threads else ONE_THREAD)}
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"program": name, "max_len": max_len, "status": "timeout"}
     if done.returncode != 0:
@@ -125,10 +143,10 @@ def run_cell(name: str, max_len: int, args) -> dict:
 
 
 COLUMNS = ["program", "max_len", "params ours", "params tracr", "ms ours", "ms tracr", "speed-up",
-           "GFLOP/s ours", "% of matmul"]
+           "GFLOP/s ours", "GFLOP/s matmul", "% of matmul"]
 
 
-def table_rows(cells: list[dict], peak: float) -> list[list[str]]:
+def table_rows(cells: list[dict]) -> list[list[str]]:
     rows = []
     for cell in cells:
         if cell["status"] != "ok":
@@ -137,7 +155,7 @@ def table_rows(cells: list[dict], peak: float) -> list[list[str]]:
         rows.append([cell["program"], str(cell["max_len"]), f"{cell['params']:,}", f"{cell['tracr_params']:,}",
                      f"{cell['ours_ms']:,.1f}", f"{cell['tracr_ms']:,.1f}",
                      f"{cell['tracr_ms'] / cell['ours_ms']:,.1f}x", f"{cell['ours_gflops']:.2f}",
-                     f"{100 * cell['ours_gflops'] / peak:.1f}%"])
+                     f"{cell['matmul_gflops']:.1f}", f"{100 * cell['ours_gflops'] / cell['matmul_gflops']:.0f}%"])
     return rows
 
 
@@ -170,7 +188,8 @@ def parse_args(argv: list[str] | None):
     parser.add_argument("--programs", help="comma-separated, of: " + ", ".join(tracr_builders()))
     parser.add_argument("--max-lens", default=",".join(map(str, MAX_LENS)), help="default 5,10,20,40")
     parser.add_argument("--batch", type=int, default=1_000, help="sequences per forward (default 1000)")
-    parser.add_argument("--runs", type=int, default=7, help="timed runs after a warm-up, best kept")
+    parser.add_argument("--runs", type=int, default=15, help="timed runs after a warm-up, best kept")
+    parser.add_argument("--all-threads", action="store_true", help="let BLAS and XLA use every core")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per cell (default 600)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent, help="results directory")
     parser.add_argument("--cell", nargs=2, metavar=("PROGRAM", "MAX_LEN"), help=argparse.SUPPRESS)
@@ -188,18 +207,19 @@ def main(argv: list[str] | None = None) -> int:
         for max_len in map(int, args.max_lens.split(",")):
             cells.append(run_cell(name, max_len, args))
             print(json.dumps(cells[-1]), flush=True)
-    peak = matmul_gflops(args.runs)
+    threads = "every core" if args.all_threads else "one thread each"
     text = "\n".join([
         "# Forward pass: ours beside tracr's jit", "",
-        f"Machine: {machine_line()}. Batch {args.batch} sequences of length max_len (BOS added), "
-        f"float32, best of {args.runs} after a warm-up. A float32 {MATMUL_SIZE}x{MATMUL_SIZE} matmul "
-        f"runs at {peak:.1f} GFLOP/s here.", "",
-        markdown(table_rows(cells, peak)), "", summary(cells), ""])
+        f"Machine: {machine_line()}. Batch {args.batch} sequences of length max_len (BOS added), float32, "
+        f"{threads}; best of {args.runs} alternating runs after a warm-up. GFLOP/s ours: "
+        "`count_flops` of the model at max_len + 1 positions, times the batch, over the time; "
+        f"GFLOP/s matmul: a float32 {MATMUL_SIZE}x{MATMUL_SIZE} NumPy matmul in the same process.", "",
+        markdown(table_rows(cells)), "", summary(cells), ""])
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "forward_vs_tracr.md").write_text(text)
     (args.out / "forward_vs_tracr.json").write_text(json.dumps(
-        {"machine": machine_line(), "matmul_gflops": peak, "batch": args.batch, "runs": args.runs,
+        {"machine": machine_line(), "threads": threads, "batch": args.batch, "runs": args.runs,
          "cells": cells}, indent=1) + "\n")
     return 0
 

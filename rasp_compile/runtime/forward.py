@@ -34,7 +34,7 @@ SCORE_COPIES = 1
 """Arrays of the scores' size alive at once in `attention`: the scores, turned into the pattern
 in place."""
 
-CHUNK_BYTES = 2**17
+CHUNK_BYTES = 2**19
 MIN_ROWS = 16
 """`logits` runs a batch in chunks of sequences whose widest activation (the scores, the MLP's
 hidden layer, ...) takes about CHUNK_BYTES: small enough to stay in the CPU's cache and under the
