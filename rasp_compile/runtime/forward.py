@@ -34,7 +34,7 @@ SCORE_COPIES = 1
 """Arrays of the scores' size alive at once in `attention`: the scores, turned into the pattern
 in place."""
 
-CHUNK_BYTES = 2**19
+CHUNK_BYTES = 2**17
 MIN_ROWS = 16
 """`logits` runs a batch in chunks of sequences whose widest activation (the scores, the MLP's
 hidden layer, ...) takes about CHUNK_BYTES: small enough to stay in the CPU's cache and under the
@@ -56,9 +56,9 @@ ACTIVATION_FUNCTIONS = {"relu": relu, "gelu": gelu}
 
 
 def softmax(x, axis=-1, out=None):  # [...] -> [...] along `axis`, stable: the max is subtracted first
-    out = np.subtract(x, np.max(x, axis=axis, keepdims=True), out=out)  # out=x: in place
+    out = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)  # out=x: in place
     np.exp(out, out=out)
-    out /= np.sum(out, axis=axis, keepdims=True)
+    out /= out.sum(axis=axis, keepdims=True)
     return out
 
 
@@ -107,8 +107,9 @@ def merge_heads(x):  # [batch, head, n, D] -> [batch, n, H·D]
 
 
 def qkv_heads(x, c_attn, n_head):  # [batch, n, d_model] -> 3 x [batch, head, n, D]
-    q, k, v = np.split(linear(x, **c_attn), 3, axis=-1)  # each [batch, n, H·D]
-    return split_heads(q, n_head), split_heads(k, n_head), split_heads(v, n_head)
+    qkv = linear(x, **c_attn)  # [batch, n, 3·H·D]
+    width = qkv.shape[-1] // 3
+    return tuple(split_heads(qkv[..., i * width:(i + 1) * width], n_head) for i in range(3))  # q, k, v
 
 
 def mha(x, c_attn, c_proj, n_head, causal):  # [batch, n, d_model] -> [batch, n, d_model]
