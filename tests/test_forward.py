@@ -270,3 +270,10 @@ def test_overflow_is_a_weights_error_without_numpy_warnings(model):
             warnings.simplefilter("error")  # a NumPy RuntimeWarning fails the test
             with pytest.raises(WeightsError, match=r"overflow \(inf/NaN\)"):
                 run()
+
+
+@pytest.mark.parametrize("run", [forward.logits, forward.trace])
+def test_ids_without_positions_are_refused(run):
+    model = random_model(0, bos=False)
+    with pytest.raises(InputError, match="1 to 5 positions"):
+        run(model, np.zeros((2, 0), dtype=np.int64))

@@ -9,6 +9,12 @@ On top of it: `logits` (ids in, logits out), `encode` (tokens to ids), `predict`
 value per token out), `complete` (a decoder's continuation) and `trace` (every residual stream
 and attention pattern, for reports).
 
+Speed without changing the computation: `logits` runs a large batch in chunks that stay in the
+CPU's cache (`CHUNK_BYTES`), each linear layer is one matmul over all rows of a chunk, and the
+attention scores are stored keys first, so that the softmax reduces over whole contiguous slices
+(`attention_pattern`). Every step is the one docs/format.md writes, in another memory order; results
+agree with a plain transcription of it to float rounding (tests/test_spec_forward.py).
+
 `logits` and `trace` run under `np.errstate(all="ignore")` and then check what they return: weights
 that are finite but huge (1e30 in float32) overflow to inf/NaN, and that is a `WeightsError`
 (one line, no NumPy warnings), never garbage predictions.
@@ -85,7 +91,7 @@ def attention_pattern(q, k, mask=None):  # [batch, head, n_q, D], [.., n_k, D] -
     batch, n_head, n_q, d_head = q.shape
     keys_first = np.empty((k.shape[-2], batch, n_head, n_q), q.dtype)
     scores = np.matmul(k, q.swapaxes(-1, -2), out=keys_first.transpose(1, 2, 0, 3))  # [b, h, n_k, n_q]
-    scores = scores.transpose(2, 0, 1, 3)  # keys_first itself (the ufunc's result type kept)
+    scores = scores.transpose(2, 0, 1, 3)  # keys_first again, as the type matmul returned (a subclass stays one)
     scores /= math.sqrt(d_head)
     if mask is not None:
         scores += mask.T[:, None, None, :]
@@ -145,8 +151,8 @@ def _hparams(model: Model) -> dict:
 def _check_ids(model: Model, ids: np.ndarray) -> None:
     if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
         raise InputError(f"ids must be a [batch, n] integer array, got {ids.dtype} {list(ids.shape)}")
-    if ids.shape[1] > model.n_ctx:
-        raise InputError(f"{ids.shape[1]} positions exceed the model's n_ctx of {model.n_ctx}")
+    if not 1 <= ids.shape[1] <= model.n_ctx:
+        raise InputError(f"ids must hold 1 to {model.n_ctx} positions (the model's n_ctx), got {ids.shape[1]}")
     if ids.size and not (0 <= ids.min() and ids.max() < len(model.meta["vocab"])):
         raise InputError(f"ids must lie in 0..{len(model.meta['vocab']) - 1}")
     needed = _score_bytes(model, ids.shape[1])
