@@ -133,7 +133,7 @@ def transformer_block(x, mlp=None, attn=None, *, n_head, causal, act):  # [batch
 
 
 def gpt(ids, wte, wpe, blocks, unembed, unembed_b=None, *, n_heads, causal, act):  # [batch, n] -> [.., n_out]
-    x = wte[ids] + wpe[: ids.shape[1]]  # [batch, n, d_model]
+    x = np.take(wte, ids, axis=0) + wpe[: ids.shape[1]]  # [batch, n, d_model]; wte[ids], 3x faster
     for block, n_head in zip(blocks, n_heads):
         x = transformer_block(x, **block, n_head=n_head, causal=causal, act=act)
     return linear(x, unembed, unembed_b)
