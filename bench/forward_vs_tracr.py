@@ -177,10 +177,12 @@ def summary(cells: list[dict]) -> str:
 
 def machine_line() -> str:
     import platform
-    import os
+
     import jax
+    commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
     return (f"{platform.platform()}, {os.cpu_count()} CPUs; Python {platform.python_version()}, "
-            f"numpy {np.__version__}, jax {jax.__version__}")
+            f"numpy {np.__version__}, jax {jax.__version__}; commit {commit}")
 
 
 def parse_args(argv: list[str] | None):
