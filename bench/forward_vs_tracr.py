@@ -56,18 +56,21 @@ ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
               "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
 """The environment of a cell process that keeps NumPy's BLAS and XLA on one thread each."""
 
-SECONDS_PER_SIDE = 30.0
-"""Timed runs stop early once one side has spent this long (tracr's sort_freq at max_len 40 takes
-seconds per batch)."""
+MIN_SECONDS, MAX_SECONDS = 2.0, 30.0
+"""Timed runs go on past `--runs` until each side has spent MIN_SECONDS (a batch of a small model
+takes about a millisecond: its best of a few hundred runs is the one the machine's load spared),
+and stop early once one side has spent MAX_SECONDS (tracr's reverse at max_len 40 takes seconds
+per batch)."""
 
 
 def best_seconds(actions: list, runs: int) -> list[float]:
-    """Per action, the fastest of up to `runs` timed calls after one untimed warm-up call; the
-    actions' calls alternate."""
+    """Per action, the fastest of its timed calls (at least `runs`, see MIN_SECONDS) after one
+    untimed warm-up call; the actions' calls alternate."""
     for action in actions:
         action()
     times: list[list[float]] = [[] for _ in actions]
-    while min(map(len, times)) < runs and max(map(sum, times)) < SECONDS_PER_SIDE:
+    while ((min(map(len, times)) < runs or min(map(sum, times)) < MIN_SECONDS)
+           and max(map(sum, times)) < MAX_SECONDS):
         for action, taken in zip(actions, times):
             started = time.perf_counter()
             action()
