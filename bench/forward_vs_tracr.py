@@ -178,6 +178,23 @@ def summary(cells: list[dict]) -> str:
             f"{slowest['tracr_ms'] / slowest['ours_ms']:.1f}x")
 
 
+def write_report(out: Path, cells: list[dict], batch: int, runs: int, threads: str) -> str:
+    """Write forward_vs_tracr.md and .json to `out`; returns the markdown."""
+    text = "\n".join([
+        "# Forward pass: ours beside tracr's jit", "",
+        f"Machine: {machine_line()}. Batch {batch} sequences of length max_len (BOS added), float32, "
+        f"{threads}; after a warm-up, the best of at least {runs} alternating runs each, and of as many "
+        f"as fit in {MIN_SECONDS:g} s. GFLOP/s ours: `count_flops` of the model at max_len + 1 "
+        f"positions, times the batch, over the time; GFLOP/s matmul: a float32 {MATMUL_SIZE}x{MATMUL_SIZE} "
+        "NumPy matmul in the same process, on the same threads.", "",
+        markdown(table_rows(cells)), "", summary(cells), ""])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "forward_vs_tracr.md").write_text(text)
+    (out / "forward_vs_tracr.json").write_text(json.dumps(
+        {"machine": machine_line(), "threads": threads, "batch": batch, "runs": runs, "cells": cells}, indent=1) + "\n")
+    return text
+
+
 def machine_line() -> str:
     import platform
 
@@ -213,19 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             cells.append(run_cell(name, max_len, args))
             print(json.dumps(cells[-1]), flush=True)
     threads = "every core" if args.all_threads else "one thread each"
-    text = "\n".join([
-        "# Forward pass: ours beside tracr's jit", "",
-        f"Machine: {machine_line()}. Batch {args.batch} sequences of length max_len (BOS added), float32, "
-        f"{threads}; best of {args.runs} alternating runs after a warm-up. GFLOP/s ours: "
-        "`count_flops` of the model at max_len + 1 positions, times the batch, over the time; "
-        f"GFLOP/s matmul: a float32 {MATMUL_SIZE}x{MATMUL_SIZE} NumPy matmul in the same process.", "",
-        markdown(table_rows(cells)), "", summary(cells), ""])
-    print(text)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "forward_vs_tracr.md").write_text(text)
-    (args.out / "forward_vs_tracr.json").write_text(json.dumps(
-        {"machine": machine_line(), "threads": threads, "batch": args.batch, "runs": args.runs,
-         "cells": cells}, indent=1) + "\n")
+    print(write_report(args.out, cells, args.batch, args.runs, threads))
     return 0
 
 
