@@ -93,6 +93,44 @@ def test_batch_equals_one_by_one(name, kwargs):
 
 
 @pytest.mark.parametrize("name, kwargs", model_variants())
+def test_a_batch_in_chunks_equals_one_call(monkeypatch, name, kwargs):
+    model = random_model(8, **kwargs)
+    ids = random_token_ids(model, model.meta["max_len"], batch=7)
+    whole = forward.logits(model, ids)  # 7 sequences fit in one chunk
+    monkeypatch.setattr(forward, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(forward, "MIN_ROWS", 3)  # chunks of 3, 3 and 1 sequences
+    assert forward._rows_per_chunk(model, ids.shape[1]) == 3
+    np.testing.assert_allclose(forward.logits(model, ids), whole, rtol=1e-12, atol=1e-12)
+
+
+def test_attention_pattern_is_the_softmax_of_each_heads_scores():
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 3, 4, 5)), rng.normal(size=(2, 3, 6, 5))  # 4 queries, 6 keys, D 5
+    mask = np.where(rng.random((4, 6)) < 0.3, -np.inf, 0.0)
+    mask[:, 0] = 0  # every query keeps a key
+    scores = np.einsum("bhqd,bhkd->bhqk", q, k) / math.sqrt(5) + mask
+    want = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(forward.attention_pattern(q, k, mask), want, rtol=1e-12, atol=1e-15)
+
+
+def test_softmax_along_an_axis_in_place():
+    x = np.array([[0.0, 1.0], [2.0, -np.inf]])
+    want = np.array([[1 / (1 + E**2), 1.0], [E**2 / (1 + E**2), 0.0]])
+    assert forward.softmax(x, axis=0, out=x) is x
+    np.testing.assert_allclose(x, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_one_non_finite_logit_anywhere_is_a_weights_error(bad):
+    for position in [0, 17, -1]:
+        logits = np.zeros((3, 4, 5), np.float32)
+        logits.flat[position] = bad
+        with pytest.raises(WeightsError):
+            forward._check_finite(np.zeros(2), logits)
+    forward._check_finite(np.zeros((3, 4, 5)), np.zeros((0, 4, 5)))  # all finite, one empty: fine
+
+
+@pytest.mark.parametrize("name, kwargs", model_variants())
 def test_float32_matches_float64(name, kwargs):
     model = random_model(2, **kwargs)
     ids = random_token_ids(model, model.meta["max_len"], batch=4)
@@ -232,3 +270,10 @@ def test_overflow_is_a_weights_error_without_numpy_warnings(model):
             warnings.simplefilter("error")  # a NumPy RuntimeWarning fails the test
             with pytest.raises(WeightsError, match=r"overflow \(inf/NaN\)"):
                 run()
+
+
+@pytest.mark.parametrize("run", [forward.logits, forward.trace])
+def test_ids_without_positions_are_refused(run):
+    model = random_model(0, bos=False)
+    with pytest.raises(InputError, match="1 to 5 positions"):
+        run(model, np.zeros((2, 0), dtype=np.int64))
