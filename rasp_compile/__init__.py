@@ -26,25 +26,52 @@ or with tracr's names (docs/from_tracr.md):
 
 from __future__ import annotations
 
+from importlib import import_module
 from os import PathLike
 
 import numpy as np
 
-from . import ir, rasp
+from . import ir
 from .compiler import OPTIMIZATIONS, compile_program
-from .compiling import compile_rasp_to_model
 from .errors import InputError, OutputError, RaspError, WeightsError, format_error
-from .tools.flops import count_flops
+from .frontend import check_max_len, load_program, parse_program
 from .runtime.forward import complete as complete_tokens
 from .runtime.forward import logits, predict
-from .runtime.token_text import tokens_from
-from .frontend import check_max_len, load_program, parse_program
-from .frontend.from_tracr import from_tracr
-from .tools.interpret import OpCounter, evaluate, evaluate_all
-from .tools.trace import trace
 from .runtime.model import Model
-from .interop import tl_tokens, to_transformer_lens
+from .runtime.token_text import tokens_from
 from .runtime.weights_file import load, save
+from .tools.flops import count_flops
+
+LAZY = {
+    "rasp": (".rasp", None),
+    "compile_rasp_to_model": (".compiling", "compile_rasp_to_model"),
+    "from_tracr": (".frontend.from_tracr", "from_tracr"),
+    "evaluate": (".tools.interpret", "evaluate"),
+    "evaluate_all": (".tools.interpret", "evaluate_all"),
+    "OpCounter": (".tools.interpret", "OpCounter"),
+    "trace": (".tools.trace", "trace"),
+    "to_transformer_lens": (".interop", "to_transformer_lens"),
+    "tl_tokens": (".interop", "tl_tokens"),
+}
+"""Names imported on first use, `rc.NAME` -> (module, attribute; None for the module itself): the
+interpreter, inspection, tracr and TransformerLens layers are not what a compile needs, and a cold
+`rasp-compile` would otherwise pay for importing them (about 15 ms)."""
+
+
+def __getattr__(name: str):
+    """`rc.trace`, `rc.rasp`, ...: the LAZY names, imported when first asked for (PEP 562)."""
+    if name not in LAZY:
+        raise AttributeError(f"module 'rasp_compile' has no attribute {name!r}")
+    module, attribute = LAZY[name]
+    value = import_module(module, __name__)
+    value = value if attribute is None else getattr(value, attribute)
+    globals()[name] = value  # asked once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(LAZY))
+
 
 __all__ = [
     "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "OutputError", "format_error",

@@ -12,7 +12,6 @@ any other format's writer).
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Union
@@ -57,7 +56,7 @@ def write_atomically(path: StrPath, content: Content, inputs: Iterable[StrPath] 
     permissions, a new one gets the usual ones (0666 less the umask)."""
     check_output(path, inputs)
     target = Path(os.path.realpath(path))
-    temporary = target.with_name(f".rasp-compile-{secrets.token_hex(6)}.tmp")  # short: any name fits
+    temporary = target.with_name(f".rasp-compile-{os.urandom(6).hex()}.tmp")  # short: any name fits
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(descriptor, "wb") as f:
