@@ -229,13 +229,28 @@ def input_vocab(model: Model) -> list[Value]:
 
 def encode(model: Model, tokens: list[Value]) -> list[int]:
     """Token values to ids, BOS first when the model has one. Tokens match the vocab by value."""
+    return encode_batch(model, [tokens])[0].tolist()
+
+
+def encode_batch(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # n tokens each -> [batch, (1 +) n]
+    """`encode` of inputs of one length, as one id array: each distinct token (by type and value)
+    is matched to the vocab once, not once per position (a large --accuracy encodes millions)."""
     id_of = {token_key(token): i for i, token in enumerate(model.meta["vocab"])
              if i != model.meta["bos_id"]}
+    matched: dict[tuple, int] = {}  # (type, token) -> id, for the tokens met so far
+
+    def id_for(token: Value) -> int:
+        try:
+            return matched[type(token), token]
+        except (KeyError, TypeError):  # not met yet, or unhashable (then never a vocab token)
+            key = token_key(token)
+            if key not in id_of:
+                raise InputError(f"token {token!r} is not in the vocab {input_vocab(model)!r}") from None
+            matched[type(token), token] = id_of[key]
+            return id_of[key]
+
     bos = [] if model.meta["bos_id"] is None else [model.meta["bos_id"]]
-    for token in tokens:
-        if token_key(token) not in id_of:
-            raise InputError(f"token {token!r} is not in the vocab {input_vocab(model)!r}")
-    return bos + [id_of[token_key(token)] for token in tokens]
+    return np.array([bos + [id_for(token) for token in tokens] for tokens in inputs], dtype=np.int64)
 
 
 def _token_logits(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # -> [batch, n, n_out]
@@ -248,7 +263,7 @@ def _token_logits(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # -> 
     if n == 0:
         return np.zeros((len(inputs), 0, model.n_out), model.dtype)
     if n <= max_len:
-        ids = np.array([encode(model, tokens) for tokens in inputs], dtype=np.int64)
+        ids = encode_batch(model, inputs)
         return logits(model, ids)[:, ids.shape[1] - n:]
     if not model.meta["causal"]:
         raise InputError(f"input of {n} tokens is longer than max_len {max_len}")
