@@ -7,7 +7,6 @@ FLOPs per forward at max_len (max_len tokens, plus BOS).
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -78,7 +77,7 @@ def _compile(args) -> int:
 def summary(path: str, program: ir.Program, value_sets: ValueSets, model: Model, emitted: str | None) -> dict:
     """The program (with its value sets) and model figures, JSON-ready."""
     sops = [
-        {"name": node.label, "output": node is program.output, "kind": _kind(node), "encoding": node.encoding,
+        {"name": node.label, "output": node is program.output, "kind": node.kind, "encoding": node.encoding,
          "n_values": len(value_sets[node]),
          "values": sorted(map(value_text, value_sets[node]), key=_natural)}
         for node in program.nodes() if isinstance(node, ir.SOp)
@@ -92,11 +91,6 @@ def summary(path: str, program: ir.Program, value_sets: ValueSets, model: Model,
                   "flops_positions": model.n_ctx, "flops": count_flops(model, model.n_ctx)},
         "emitted": emitted,
     }
-
-
-def _kind(node: ir.SOp) -> str:
-    """`SequenceMap` -> `sequence_map`."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(node).__name__).lower()
 
 
 def _natural(text: str):
