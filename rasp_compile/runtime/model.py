@@ -148,6 +148,18 @@ def expected_shapes(model: Model) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def meta_from_json(path, text: str) -> dict:
+    """The meta object a weights file at `path` holds as JSON `text`; WeightsError (one line) when
+    it is not JSON, too large or too deep to parse, or not a JSON object. Both file formats call it."""
+    try:
+        meta = json.loads(text)
+    except (ValueError, RecursionError) as e:  # bad JSON; an int over 4300 digits; nesting too deep
+        raise WeightsError(f"{path}: 'meta' is not valid JSON ({e})") from None
+    if not isinstance(meta, dict):
+        raise WeightsError(f"{path}: 'meta' must be a JSON object")
+    return meta
+
+
 def validate(model: Model) -> None:
     """Raise `WeightsError` (one line, naming the problem) unless the model is safe to run."""
     check_structure(model)

@@ -27,7 +27,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..errors import WeightsError, special_file
-from .model import Model, check_structure, check_values
+from .model import Model, check_structure, check_values, meta_from_json
 
 LENGTH_BYTES = 8  # the header's length, a little-endian u64, opens the file
 MAX_HEADER_BYTES = 100_000_000  # the most the safetensors package itself accepts
@@ -105,13 +105,7 @@ def _parse_meta(path, metadata) -> dict:
     if not isinstance(metadata, dict) or not isinstance(metadata.get(META_KEY), str):
         raise WeightsError(f"{path}: no '{META_KEY}' string in the header's {METADATA}; "
                            "not a rasp-compile weights file")
-    try:
-        meta = json.loads(metadata[META_KEY])
-    except (ValueError, RecursionError) as e:  # bad JSON; an int over 4300 digits; nesting too deep
-        raise WeightsError(f"{path}: 'meta' is not valid JSON ({e})") from None
-    if not isinstance(meta, dict):
-        raise WeightsError(f"{path}: 'meta' must be a JSON object")
-    return meta
+    return meta_from_json(path, metadata[META_KEY])
 
 
 def _is_count(value) -> bool:

@@ -26,7 +26,7 @@ from ..compiler.budget import MAX_PARAMETERS
 from ..errors import WeightsError, special_file
 from . import safetensors_file
 from .atomic_write import write_atomically
-from .model import Model, check_structure, check_values, validate
+from .model import Model, check_structure, check_values, meta_from_json, validate
 
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with members / an empty zip
 NPY_MAGIC = b"\x93NUMPY"
@@ -153,13 +153,7 @@ def _parse_meta(path: str | os.PathLike, archive: zipfile.ZipFile, stand_in: np.
     if stand_in.shape != () or stand_in.dtype.kind != "U":
         raise WeightsError(f"{path}: 'meta' must be a 0-d unicode string, "
                            f"got {stand_in.dtype} {list(stand_in.shape)}")
-    try:
-        parsed = json.loads(str(_read_array(path, archive, "meta")))
-    except (ValueError, RecursionError) as e:  # bad JSON; an int over 4300 digits; nesting too deep
-        raise WeightsError(f"{path}: 'meta' is not valid JSON ({e})") from None
-    if not isinstance(parsed, dict):
-        raise WeightsError(f"{path}: 'meta' must be a JSON object")
-    return parsed
+    return meta_from_json(path, str(_read_array(path, archive, "meta")))
 
 
 def load(path: str | os.PathLike) -> Model:
