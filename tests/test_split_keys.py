@@ -85,6 +85,19 @@ def test_a_rank_by_two_counts_is_matched_to_the_index_in_the_third_layer(name: s
     assert len(compile_program(program, max_len=100).meta["layers"]) == 4  # 100 heads of 101: not tried
 
 
+def test_no_split_whose_heads_would_score_the_index_by_one_hot_tables():
+    """At max_len 64 float32 cannot carry the rank's position features (position_selects.py),
+    so each of the 64 split heads would score the index from its one-hot: 5M parameters, where
+    the unsplit model, one layer deeper, has under 1M. The split is not made there."""
+    program = load_program(PROGRAMS_DIR / "most_freq.rasp", max_len=64)
+    model = compile_program(program)
+    whole = compile_program(program, disabled=["split-keys"])
+    assert model.params.keys() == whole.params.keys()
+    assert all((model.params[k] == whole.params[k]).all() for k in model.params)
+    assert sum(a.size for a in model.params.values()) < 1_000_000
+    assert_agree(model, program, random_inputs(program.vocab, 64, 30, seed=64))
+
+
 def test_a_table_of_the_token_and_the_index_is_split_too():
     """Its one-hot needs a table MLP; the token's and the index's are embedded."""
     program = parse_program("""

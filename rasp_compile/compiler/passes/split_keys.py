@@ -21,7 +21,8 @@ less (H - 1) d is s t + (1 - s) d: t's logit leads every other by at least 1 (it
 when one head selects, the usual case), and when none selects it is d exactly. Each head leaks
 at most tolerances.CATEGORICAL_LEAK, H of them far less than the read-out's margin of 1/2 (the none
 column's constant). The split is kept only where the heads sit in an earlier sub-layer than the
-single head would.
+single head would, and where each head scores the index from position features (a few columns),
+not from a one-hot table over max_len positions per head.
 
 Needs: the ops of every s-op before the answer (their sub-layers decide), and the lowering's
 other rewrites for the heads' selectors; runs as the `aggregate` rewrite of the lowering.
@@ -35,6 +36,7 @@ from typing import Callable
 
 from ... import ir
 from ...frontend.infer import ValueSets
+from ..lowering.positions import position_source
 from ..lowering.selectors import score_selector
 from ..lowering.state import LoweringState
 from ..ops import Attend, Linear
@@ -59,12 +61,25 @@ def split_answer(state: LoweringState, node: ir.Aggregate, out: Var, whole: Atte
         for k, part in enumerate(parts)
     ]
     *slots, whole_slot = sublayers_after(state.ops, [*heads, whole])
-    if max(slots) >= whole_slot:
+    if max(slots) >= whole_slot or any(_reads_position_table(state, head) for head in heads):
         state.split_inputs.clear()
         return None
     for head in heads:
         state.emit(head)
     return _summed(out, heads, node.default)
+
+
+def _reads_position_table(state: LoweringState, head: Attend) -> bool:
+    """Whether `head` scores the index from its one-hot (a table over max_len positions: the
+    indices, or a map of them that tells every position apart) rather
+    than from the position features of position-selects: H such heads cost H x max_len head
+    columns (most_freq at max_len 64: 5.1M parameters against 0.6M unsplit), more than the
+    sub-layer the split saves is worth."""
+    n = state.program.max_len
+    return any(
+        var.encoding == ir.CATEGORICAL and len(var.values) == n and (position_source(state, var) or ("",))[0] == "indices"
+        for var in head.score.reads()
+    )
 
 
 def _summed(out: Var, heads: list[Attend], default) -> Linear:
