@@ -34,6 +34,7 @@ from .lowering.lower import lower
 from .lowering.rewrites import Rewrites
 from .ops import Graph
 from .passes import compact_heads, compose_views, fold_embeddings, fold_linear, gated_maps, position_selects
+from .passes import position_widths
 from .passes import split_keys, value_classes
 from .passes.amplification import amplify
 from .passes.dead_ops import drop_dead_ops
@@ -72,6 +73,8 @@ LOWERING_REWRITES = (
     Step("value-classes", value_classes.reader_classes, "view_classes"),
     # a categorical view of a step MLP's number reads that MLP's input, a sub-layer sooner
     Step("compose-views", compose_views.through_steps, "view_source"),
+    # a width the positions decide is a position embedding, or the length (one head) plus one
+    Step("position-widths", position_widths.width_of_positions, "width"),
     # a select the causal mask already decides is `true`
     Step("position-selects", position_selects.causal_term, "term"),
     # a select pairing an index with one target is scored from four numbers
@@ -110,6 +113,9 @@ OPTIMIZATIONS = {
     ),
     "gated-maps": "a sequence_map of a number and an exact one-hot is one small MLP of the number per value of the one-hot",
     "compact-heads": "terms of a selector reading the same variable share its head dimensions",
+    "position-widths": (
+        "a selector_width the positions decide is counted from the position and the length, with no table of position pairs"
+    ),
     "head-features": "a head's query or key features are written into the residual in place of what only it reads",
     "interpolated-steps": "a width or mean read only by categorical selects is decoded with one hidden unit per value",
     "position-selects": "selects pairing an index with one target are scored from four numbers",

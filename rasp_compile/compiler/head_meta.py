@@ -17,9 +17,11 @@ file's meta (docs/inspect.md, "What the file records").
 An Attend op is matched to the program's aggregate or selector_width by the selector it scores
 (`Attend.selector`, the program's own selector object) and its output variable's place (`loc`,
 the node's). Two nodes that match both (one selector aggregated twice at one place, as a def's
-body called twice does) describe alike; they are taken in program order. Two kinds of head score
-a selector the compiler made: length's select-all (matched to `length`) and split-keys' parts of
-the answer's select (matched to the program's answer, the only aggregate split-keys splits).
+body called twice does) describe alike; they are taken in program order. Three kinds of head
+score a selector the compiler made: length's select-all (matched to `length`), split-keys' parts
+of the answer's select (matched to the program's answer, the only aggregate split-keys splits),
+and position-widths' mean of the index over all keys (matched to the first selector_width or
+length it counts, whose place it carries; it is described by the select-all it scores).
 
 Reads: graph.program, graph.ops (each op's `out`), Attend's `kind`, `out`, `value`, `selector` and
 `score.columns` (which variables q and k read), Var's `label`, `encoding`, `values`,
@@ -83,6 +85,8 @@ def _computes(op: Attend, node: ir.Node, made: bool, program: ir.Program) -> boo
     program's answer (split-keys' parts of the answer's select)."""
     if op.kind == "width":
         return isinstance(node, ir.Length) if made else isinstance(node, ir.SelectorWidth) and node.selector is op.selector
+    if made and op.kind == "numerical":
+        return isinstance(node, ir.Length | ir.SelectorWidth)  # position-widths' mean index
     if made:
         return node is program.output
     return isinstance(node, ir.Aggregate) and node.selector is op.selector
@@ -99,7 +103,9 @@ def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict:
     }
     if node is None:
         return {**head, "sop": op.out.label, "line": None, "col": None, "select": None, "selects": []}
-    selector = op.selector if isinstance(node, ir.Length) else node.selector  # length: the select-all it scores
+    # an aggregate's or a width's own selector; length's select-all and the mean index: the one scored
+    own = isinstance(node, ir.Aggregate) or (op.kind == "width" and isinstance(node, ir.SelectorWidth))
+    selector = node.selector if own else op.selector
     return {
         **head,
         "sop": program.output_name if node is program.output else _name(node),

@@ -17,13 +17,15 @@ class PositionMatch:
     `position` and `position_squared` come from the position embedding on one side
     (`positions_are_keys`); `target` and `match` (1 - target^2, 0 for none) are linear forms
     {feature: coefficient} (CONSTANT or (numerical variable, None)) in features linear in the
-    other side's one-hot."""
+    other side's one-hot, or in a number and a polyline of it (passes/position_numbers.py,
+    where position and target are centred on the middle index)."""
 
     positions_are_keys: bool
     position: Var
     position_squared: Var
     target: dict
     match: dict
+    sure: bool = False  # every query has its key at every input (passes/position_numbers.py)
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +77,7 @@ class Score:
 
     terms: int
     columns: tuple[Column, ...]
+    always_selects: bool = False  # a sure position match: BOS need not be scored between (qk.py)
 
     def reads(self) -> tuple[Var, ...]:
         """The variables the head's q and k read, each once, in a stable order (every pass asks)."""

@@ -118,6 +118,9 @@ def _aggregate_op(state: LoweringState, node: ir.Aggregate, out: Var) -> Op:
 
 def _width_ops(state: LoweringState, selector: ir.Selector, out: Var) -> Op:
     """selector_width = an attention writing 1/(w+1), then an exact step MLP reading it."""
+    rewritten = first_answer(state.rewrites.width, state, selector, out)
+    if rewritten is not None:
+        return rewritten
     spec = score_selector(state, selector)
     inverse = state.new_var(f"{out.label}.bos_share", ir.NUMERICAL, [1 / (w + 1) for w in out.values], loc=out.loc)
     state.emit(Attend(inverse, spec, "width", selector=selector))

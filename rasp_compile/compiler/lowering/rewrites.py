@@ -23,6 +23,7 @@ class Rewrites:
     map: tuple[Callable, ...] = ()  # (state, out, fn, inner) -> Op | None
     sequence_map: tuple[Callable, ...] = ()  # (state, out, fn, first, second) -> Op | None
     aggregate: tuple[Callable, ...] = ()  # (state, node, out, whole Attend) -> Op | None
+    width: tuple[Callable, ...] = ()  # (state, selector, out) -> Op | None
     view_classes: tuple[Callable, ...] = ()  # (state, var, signature) -> signature | None
     view_source: tuple[Callable, ...] = ()  # (state, var, classify) -> (number, classify) | None
     term: tuple[Callable, ...] = ()  # (state, term) -> Term, each applied in turn

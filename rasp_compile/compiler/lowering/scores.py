@@ -55,7 +55,8 @@ def score_columns(spec: SelectorSpec, block: Callable | None = None) -> Score:
     add(0, CONSTANT, CONSTANT, -(len(spec.terms) - 1.0))
     entries = {key: a for key, a in entries.items() if a}
     rows, columns = _cover(entries)
-    return Score(len(spec.terms), tuple(_columns(entries, rows, columns)))
+    sure = len(spec.terms) == 1 and spec.terms[0].by_position is not None and spec.terms[0].by_position.sure
+    return Score(len(spec.terms), tuple(_columns(entries, rows, columns)), always_selects=sure)
 
 
 def own_block(feature, term: int):

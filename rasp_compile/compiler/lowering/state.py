@@ -30,6 +30,7 @@ class LoweringState:
     cache: dict = field(default_factory=dict)  # (kind, key) -> Var: views, joints, features made once
     lengths: set = field(default_factory=set)  # the variables holding a non-causal length
     split_inputs: set = field(default_factory=set)  # the answer's split table inputs and their views
+    length_offsets: dict = field(default_factory=dict)  # Var -> offset[p]: it is the length plus offset[p] at p
     labels: set = field(default_factory=set)
 
     def new_var(self, label: str, encoding: str, values, may_be_none=False, loc=None) -> Var:

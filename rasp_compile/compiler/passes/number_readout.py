@@ -39,12 +39,21 @@ def choose_number_readout(graph: Graph) -> Graph:
     writer = graph.writers()[output]
     if not isinstance(writer, TableMLP | NumericMLP) or output.may_be_none or not all(map(is_number, output.values)):
         return graph
+    if _copies_a_number(writer):  # the one-hot of a number: read that number itself
+        readout = nearest_value_readout(writer.input, list(output.values))
+        return graph if readout is None else dataclasses.replace(graph, readout=readout)
     number = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)  # the number, not its one-hot
     readout = nearest_value_readout(number, list(output.values))
     if readout is None:
         return graph
     ops = tuple(replaced(op, out=number) if op is writer else op for op in graph.ops)
     return dataclasses.replace(graph, ops=ops, readout=readout)
+
+
+def _copies_a_number(writer) -> bool:
+    """Whether `writer` is a step MLP writing the one-hot of its input's own value."""
+    return (isinstance(writer, NumericMLP) and writer.input.values == writer.out.values
+            and all(writer.fn(v) == v for v in writer.input.values))
 
 
 def nearest_value_readout(number: Var, classes: list) -> Readout | None:

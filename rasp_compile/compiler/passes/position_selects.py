@@ -19,6 +19,7 @@ from ..ops import Linear, NumericMLP
 from ..primitives.numeric_mlp import step_error
 from ..selector_terms import PositionMatch, Term
 from ..tolerances import POSITION_MATCH_ERROR
+from .position_numbers import number_match
 from ..variables import CONSTANT, Var
 
 
@@ -51,7 +52,10 @@ def position_term(state: LoweringState, term: Term) -> Term:
     for positions_are_keys in (True, False):
         positions, other = (term.keys, term.queries) if positions_are_keys else (term.queries, term.keys)
         target = _index_targets(term, positions, other, positions_are_keys, state)
-        if target is not None:
+        from_number = target is not None and number_match(state, positions_are_keys, other, target)
+        if from_number:
+            return Term(term.keys, term.queries, term.table, from_number)
+        if target is not None and _precise_enough(other, target, state):
             position = position_feature(state, "indices.value", "indices", lambda p: p)
             squared = position_feature(state, "indices.value^2", "indices", lambda p: p * p)
             forms = (other in state.split_inputs and _line_forms(other, target, state)) or (
@@ -100,7 +104,8 @@ def _summed(terms: list[tuple]) -> dict:
 
 def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: bool, state) -> dict | None:
     """other value -> the one index it matches (-1 for none), when `positions` is the plain
-    indices and no other value matches two indices; else None."""
+    indices and no other value matches two indices; else None. Whether float32 carries the
+    target is asked after (position_numbers.number_match, then _precise_enough)."""
     source = position_source(state, positions)
     if source is None or source[0] != "indices" or positions.may_be_none:
         return None
@@ -116,8 +121,6 @@ def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: b
         if len(matches) > 1:
             return None
         target[v] = matches[0] if matches else -1
-    if not _precise_enough(other, target, state):
-        return None
     return target
 
 

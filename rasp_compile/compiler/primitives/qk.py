@@ -10,8 +10,10 @@ no key is selected: the default) or m S for selector_width (it ties with the sel
 both are lowered by the (m - 1) S the ordinary keys are lowered by in scores.py, so BOS scores
 S/2 or S. At the BOS query itself the score of BOS is `bos_self` and every other key's is 0, so
 the BOS position reads only itself and its residual stays input-independent (assemble.py
-relies on it). The highest score a head can produce stays near S, so exponentiating scores
-without subtracting the row maximum cannot overflow float32.
+relies on it). A score that surely selects a key (a sure position match,
+passes/position_numbers.py) scores BOS at -S instead, below every selected key by more than S:
+it is never the default. The highest score a head can produce stays near S, so exponentiating
+scores without subtracting the row maximum cannot overflow float32.
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ def score_weights(score: Score, layout: Layout, sharpness: float, bos_score: flo
     for j, column in enumerate(score.columns):
         _place(column.q, qk.w_q[:, j], qk.b_q, j, layout, sharpness)
         _place(column.k, qk.w_k[:, j], qk.b_k, j, layout, 1.0)
-    # The BOS column: key feature 1 at BOS only, query feature the constant bos_score.
-    qk.b_q[-1] = bos_score - (score.terms - 1) * sharpness
+    # The BOS column: key feature 1 at BOS only, query feature the constant bos_score; under
+    # every key (-S) when the score surely selects a key (a sure position match).
+    qk.b_q[-1] = -sharpness if score.always_selects else bos_score - (score.terms - 1) * sharpness
     qk.k_bos[-1] = 1.0
     qk.q_bos[-1] = bos_self
     return qk

@@ -1,0 +1,123 @@
+"""position-widths: a selector_width the positions decide is counted by arithmetic on positions
+and the length, not by a head that scores every key against every query.
+
+When the select's keys are the indices (or any key passes alike) and its queries are decided by
+the position (indices, maps of them), which keys position p selects is known at compile time:
+sel(p, k). The width at p is then the number of selected keys before the length n:
+
+    causal program:  w(p) = #{k <= p : sel(p, k)}                       a position embedding
+    otherwise:       w(p, n) = #{k < n : sel(p, k)}
+
+and, when every key after the query is selected alike (a = sel(p, k) for all k > p, the same
+for every p), w(p, n) = base(p) + a (n - 1 - p), base(p) = #{k <= p : sel(p, k)}. With a = 0 it is
+a position embedding again; with a = 1 it is n plus a position embedding. The length is read
+from one head: the mean of the index over all keys is (n - 1) / 2 (BOS scores below every key,
+as for any mean), so n = 2 mean + 1 is linear in what the head writes, and the width is a
+`Linear` of that head and the position embedding: no step MLP reading 1/(w + 1), no table of
+max_len x max_len pairs. reverse's `selector_width(select(indices, indices, >))` is n - 1 - p.
+A categorical width is the one-hot of that number (a step MLP over whole numbers).
+
+Needs: the variables written so far (lowering/state.py); runs as the `width` rewrite of the
+lowering, before the plain width head is built.
+Guarantees: the width equals the selector's width at every position and length; the
+predicate is evaluated on every (key position, query position) pair at compile time.
+"""
+
+from __future__ import annotations
+
+from ... import ir
+from ..lowering.positions import position_feature, values_by_position
+from ..lowering.selectors import score_selector
+from ..lowering.state import LoweringState
+from ..ops import Attend, Embed, Linear, NumericMLP, Op
+from ..variables import Var, coordinate
+
+
+def width_of_positions(state: LoweringState, selector: ir.Selector, out: Var) -> Op | None:
+    """The width of `selector` as a position embedding, or as n plus one, when the positions
+    decide what it selects (module docstring); else None."""
+    selected = _selected_by_position(state, selector)
+    if selected is None:
+        return None
+    n = state.program.max_len
+    base = [sum(selected(p, k) for k in range(p + 1)) for p in range(n)]
+    if state.program.causal:
+        return _embedded(out, base)
+    after = {selected(p, k) for p in range(n) for k in range(p + 1, n)}
+    if after <= {False}:
+        return _embedded(out, base)
+    if after != {True}:
+        return None
+    return _length_plus(state, out, [base[p] - 1 - p for p in range(n)])
+
+
+def _selected_by_position(state: LoweringState, selector: ir.Selector):
+    """sel(query position, key position) -> bool, when both sides are decided by the position
+    (or the predicate ignores a side's values); else None."""
+    if not isinstance(selector, ir.Select):
+        return None
+    keys, queries = state.var_for(selector.keys), state.var_for(selector.queries)
+    if keys.may_be_none or queries.may_be_none:
+        return None
+    key_at, query_at = values_by_position(state, keys), values_by_position(state, queries)
+    if key_at is None and not _ignores(selector, keys.values, queries.values, side=0):
+        return None
+    if query_at is None and not _ignores(selector, keys.values, queries.values, side=1):
+        return None
+    key_at = key_at or [keys.values[0]] * state.program.max_len
+    query_at = query_at or [queries.values[0]] * state.program.max_len
+    holds: dict = {}
+
+    def selected(p: int, k: int) -> bool:
+        pair = (key_at[k], query_at[p])
+        if pair not in holds:
+            holds[pair] = selector.holds(*pair)
+        return holds[pair]
+
+    return selected
+
+
+def _ignores(selector: ir.Select, keys: tuple, queries: tuple, side: int) -> bool:
+    """Whether the predicate's answer never depends on the key's (side 0) or the query's
+    (side 1) value, over every pair of values (a few: the vocab, say; never more than 4,096)."""
+    if len(keys) * len(queries) > 4096:
+        return False
+    rows = [[selector.holds(k, q) for k in keys] for q in queries]
+    if side == 0:
+        return all(len(set(row)) == 1 for row in rows)
+    return all(len({row[i] for row in rows}) == 1 for i in range(len(keys)))
+
+
+def _embedded(out: Var, width: list[int]) -> Embed:
+    """The width at each position as a position embedding, its values those it reaches."""
+    reached = tuple(sorted(set(width)))
+    return Embed(Var(out.label, out.encoding, reached, loc=out.loc), "indices", width.__getitem__)
+
+
+def _length_plus(state: LoweringState, out: Var, offset: list[int]) -> Op:
+    """out = n + offset(p): twice the mean index plus one, plus a position embedding."""
+    number = out if out.encoding == ir.NUMERICAL else state.new_var(f"{out.label}.value", ir.NUMERICAL, out.values, loc=out.loc)
+    label = coordinate(number, None)
+    weights = {(_mean_index(state, out), None): {label: 2.0}}
+    if len(set(offset)) > 1:
+        weights[(position_feature(state, f"{out.label}.offset", "indices", offset.__getitem__), None)] = {label: 1.0}
+    linear = Linear(number, weights, {label: 1.0 + (offset[0] if len(set(offset)) == 1 else 0.0)})
+    state.length_offsets[number] = offset
+    if number is out:
+        return linear
+    state.emit(linear)
+    return NumericMLP(out, number, ir.identity)
+
+
+def _mean_index(state: LoweringState, width: Var) -> Var:
+    """(n - 1) / 2 at every position: the mean of the index over all keys, one head for the
+    whole program, placed (for messages and meta.heads) at the first width that counts with it."""
+
+    def make() -> Attend:
+        everything = ir.Select(ir.tokens, ir.tokens, "true", loc=width.loc)
+        index = position_feature(state, "indices.value", "indices", lambda p: p)
+        means = [(n - 1) / 2 for n in range(1, state.program.max_len + 1)]
+        mean = state.new_var("length.mean_index", ir.NUMERICAL, means, loc=width.loc)
+        return Attend(mean, score_selector(state, everything), "numerical", index, 0, selector=everything)
+
+    return state.cached("mean index", None, make)
