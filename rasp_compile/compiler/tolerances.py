@@ -60,10 +60,10 @@ ROUNDINGS = 16
 (precision.py): a mean's weighted sum, its c_proj, the residual's additions, a fold's sum, with
 room to spare."""
 
-NEAREST_VALUE_ROUNDINGS = 8
-"""Roundings of each logit's largest term a nearest-value read-out allows (passes/number_readout.py):
-stored, multiplied, summed, each u of 3 c^2/g^2, with room to spare; kept while 8 u 3 c_max^2/g^2
-stays below 1/4 of the margin of 1."""
+NEAREST_VALUE_ROUNDINGS = 16
+"""Roundings of A = max (c - c0)^2 / g^2 the difference of two nearest-value logits meets
+(passes/number_readout.py): each logit's weight stored, multiplied, its bias stored and added,
+8 u A, twice; kept while 16 u A stays below NEAREST_VALUE_ROUNDING_SHARE of the margin of 1."""
 
 FOLD_TOLERANCE = 1e-6
 """The float32 error, relative to its largest value, a number may take folded onto the steps of

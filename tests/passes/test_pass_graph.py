@@ -50,6 +50,20 @@ def test_number_readout_writes_a_numeric_answer_as_one_number():
     assert choose_number_readout(strings) is strings
 
 
+def test_number_readout_reads_a_number_too_large_for_float32_from_a_centred_copy():
+    """Classes 0..600 from 0: A = 600^2, 16 u A > 1/4; centred on 300: A = 300^2 fits. The copy
+    is written by the number's writers; the read-out's argmax is every class at every length."""
+    text = "vocab {a}\nmax_len 600\noutput map(lambda i: i, indices)\n"
+    graph = plain_graph(text)
+    read = choose_number_readout(graph)
+    (number,) = read.readout.inputs
+    assert number.label == "map.centred" and number.values[0] == -299.5 and isinstance(by_label(read)["map.centred"], Linear)
+    program = parse_program(text)
+    model = compile_program(program)
+    assert model.meta["layers"] == [] or all(layer["d_mlp"] == 0 for layer in model.meta["layers"])
+    assert predict(model, [["a"] * 600])[0] == list(range(600))
+
+
 def test_dead_ops_drops_what_nothing_reads_and_keeps_the_order():
     read = choose_linear_readout(plain_graph(AAB))
     live = drop_dead_ops(read)
