@@ -1,6 +1,6 @@
 """How the compiled models scale with max_len: size, cost, compile time, speed and exactness.
 
-    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,20,40,64] [--timeout 300]
+    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,20,64,1024] [--timeout 300]
 
 Per program (default: every programs/*.rasp) and max_len, one "cell":
   layers, heads per layer, d_model   from the compiled model's meta
@@ -10,9 +10,11 @@ Per program (default: every programs/*.rasp) and max_len, one "cell":
                                      imports included, wall time; the median of `--runs` runs
   seq/s, ms/1000                     `forward.logits` on a batch of `--batch` random inputs of length
                                      max_len, float32, the best of `--runs` runs
-  accuracy %, skipped                compiled float32 vs the interpreter at every position of `--samples`
-                                     seeded random inputs of lengths 1..max_len: agreeing positions / all
-                                     positions; inputs on which the program itself errs are skipped
+  accuracy %, skipped                compiled float32 vs the (batched) interpreter at every position of
+                                     `--samples` seeded random inputs of lengths 1..max_len: agreeing
+                                     positions / all positions; inputs on which the program errs are skipped
+Past max_len 64 the batch and the samples shrink in proportion to 64 / max_len (at least 50 each):
+at 1,024, 62 sequences in the forward batch and 125 accuracy inputs by default.
 
 Each cell's model, forward and accuracy figures come from a worker process (this script with
 `--cell`) that prints one JSON line per stage; a worker still running after `--timeout` seconds is
@@ -20,7 +22,7 @@ killed, the cell keeps the stages it finished and is marked "timeout", and a pro
 timed out is not tried at larger max_lens. Each cold compile run has the same limit.
 
 Writes OUT/results.md and OUT/results.json (OUT = `--out`, default bench/), prints the tables,
-the comparison with tracr (bench/tracr_figures.py) and the goal checks of issue 5.
+the comparison with tracr (bench/tracr_figures.py) and the goal checks (bench/goals.py).
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ sys.path.insert(0, str(ROOT / "tests"))  # tests/differential.py: the comparison
 sys.path.insert(0, str(ROOT / "examples"))  # examples/handmade_aab.py: goal 5's reference model
 
 import tracr_figures as tracr  # noqa: E402  (this directory is on sys.path when run as a script)
+from cells import PROGRAMS_DIR, compile_text, find, heads_text, library_programs, ratio_text, shown  # noqa: E402
 from differential import same_value  # noqa: E402
+from goals import goal_checks, goal_lines  # noqa: E402
 
 from rasp_compile import ir  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
@@ -55,12 +59,14 @@ from rasp_compile.errors import RaspRuntimeError  # noqa: E402
 from rasp_compile.tools.flops import count_flops  # noqa: E402
 from rasp_compile.runtime.forward import encode, logits, predict  # noqa: E402
 from rasp_compile.frontend import load_program  # noqa: E402
-from rasp_compile.tools.interpret import evaluate  # noqa: E402
+from rasp_compile.tools.interpret import evaluate_batch  # noqa: E402
 from rasp_compile.runtime.model import Model, n_nonzero, n_params  # noqa: E402
 
-PROGRAMS_DIR = ROOT / "programs"
-MAX_LENS = (5, 10, 20, 40, 64)
-GOAL_5_TOKENS = 5  # goal 5 compares the (aab)* models on a 5-token input
+MAX_LENS = (5, 10, 20, 40, 64, 128, 256, 512, 1024)
+SCALED_FROM = 64
+"""Past this max_len a cell's forward batch and accuracy inputs shrink in proportion (a
+sequence costs at least max_len times more), to no fewer than MIN_SCALED of each."""
+MIN_SCALED = 50
 
 
 # ---------------------------------------------------------------------------------------------
@@ -72,8 +78,15 @@ def measure_cell(path: Path, max_len: int, samples: int, batch: int, runs: int, 
     program = dataclasses.replace(load_program(path), max_len=max_len)
     model = compile_program(program, dtype=np.float32)
     emit(model_figures(model, max_len))
-    emit(forward_speed(model, program, batch, runs, random.Random(seed + 1)))
-    emit(accuracy(model, program, sampled_inputs(program, samples, random.Random(seed))))
+    emit(forward_speed(model, program, scaled(batch, max_len), runs, random.Random(seed + 1)))
+    emit(accuracy(model, program, sampled_inputs(program, scaled(samples, max_len), random.Random(seed))))
+
+
+def scaled(count: int, max_len: int) -> int:
+    """`count` up to max_len SCALED_FROM, then in proportion to SCALED_FROM / max_len (module docstring)."""
+    if max_len <= SCALED_FROM:
+        return count
+    return max(min(count, MIN_SCALED), count * SCALED_FROM // max_len)
 
 
 def emit(figures: dict) -> None:
@@ -114,12 +127,10 @@ def accuracy(model: Model, program: ir.Program, inputs: list[list]) -> dict:
     """Positions where model and interpreter agree (tests/differential.same_value), over every
     position of the inputs on which the program does not err."""
     checked, expected = [], []
-    for tokens in inputs:
-        try:
-            expected.append(evaluate(program, tokens))
-        except RaspRuntimeError:
-            continue
-        checked.append(tokens)
+    for tokens, output in zip(inputs, evaluate_batch(program, inputs)):
+        if not isinstance(output, RaspRuntimeError):
+            checked.append(tokens)
+            expected.append(output)
     numerical = model.meta["output"]["encoding"] == ir.NUMERICAL
     got = predict(model, checked) if checked else []
     agree = sum(same_value(e, g, numerical) for want, have in zip(expected, got) for e, g in zip(want, have))
@@ -226,14 +237,6 @@ def to_markdown(table: Table) -> str:
     return "\n".join(lines)
 
 
-def shown(cell: dict, key: str, fmt: str) -> str:
-    """A cell's figure formatted, or why it is missing (the cell's status)."""
-    value = cell.get(key)
-    if value is None:
-        return "-" if cell["status"] == "ok" else cell["status"]
-    return format(value, fmt)
-
-
 PROGRAM_COLUMNS = ["max_len", "layers", "heads", "d_model", "params", "non-zero", "FLOPs", "compile s",
                    "seq/s", "ms/1000", "accuracy %", "skipped"]
 
@@ -247,25 +250,8 @@ def program_table(program: str, cells: list[dict]) -> Table:
     return Table(program, PROGRAM_COLUMNS, rows)
 
 
-def heads_text(cell: dict) -> str:
-    """Heads per layer as 1/0/2, "-" for a model without layers."""
-    if "heads" not in cell:
-        return cell["status"]
-    return "/".join(map(str, cell["heads"])) or "-"
-
-
-def compile_text(cell: dict) -> str:
-    runs = cell.get("compile_runs", [])
-    failed = [run for run in runs if isinstance(run, str)]
-    return failed[0] if failed else shown(cell, "compile_s", ".2f")
-
-
-def find(cells: list[dict], program: str, max_len: int) -> dict | None:
-    return next((c for c in cells if c["program"] == program and c["max_len"] == max_len), None)
-
-
 def comparison_table(cells: list[dict]) -> Table:
-    """Ours beside tracr on every program and max_len the issue quotes tracr for."""
+    """Ours beside tracr on every program and max_len of the tracr figures (tracr_figures.py)."""
     columns = ["program", "max_len", "layers ours/tracr", "params ours", "params tracr", "ratio",
                "exact ours", "exact tracr", "compile s ours", "compile s tracr", "ms/1000 ours", "ms/1000 tracr"]
     rows = []
@@ -279,127 +265,7 @@ def comparison_table(cells: list[dict]) -> Table:
                      shown(cell, "accuracy", ".2f") + ("%" if "accuracy" in cell else ""), figure.exactness,
                      compile_text(cell), f"{low}-{high}", shown(cell, "forward_ms_per_1000", ",.1f"),
                      "-" if figure.forward_ms_per_1000 is None else f"{figure.forward_ms_per_1000:,.0f}"])
-    return Table("ours vs tracr (issue 5's figures)", columns, rows)
-
-
-# ---------------------------------------------------------------------------------------------
-# Goal checks of issue 5: each a (goal, passed, detail) from the measured cells.
-
-
-def ratio_text(ratio: float | None) -> str:
-    """ours / tracr as 1/N, N with a decimal while it is below 10 (1/1.8 is not 1/2)."""
-    if ratio is None:
-        return "-"
-    if ratio >= 1:
-        return f"{ratio:.2f}"
-    return f"1/{1 / ratio:.1f}" if 1 / ratio < 10 else f"1/{1 / ratio:,.0f}"
-
-
-def library_programs() -> list[str]:
-    return sorted(path.stem for path in PROGRAMS_DIR.glob("*.rasp"))
-
-
-def verdict(goal: str, failures: list[str], missing: list[str], success: str) -> tuple[str, bool, str]:
-    """(goal, passed, detail): passed when nothing failed and nothing the goal needs is missing."""
-    problems = failures + ([f"not measured: {', '.join(missing)}"] if missing else [])
-    return goal, not problems, "; ".join(problems) or success
-
-
-def goal_exact(cells: list[dict]) -> tuple[str, bool, str]:
-    n, least = tracr.EXACT_MAX_LEN, tracr.EXACT_MIN_INPUTS
-    failures, missing, compared = [], [], []
-    for program in library_programs():
-        cell = find(cells, program, n) or {}
-        if "accuracy" not in cell:
-            missing.append(f"{program} ({cell.get('status', 'not run')})")
-        elif cell["accuracy"] != 100.0 or cell["inputs"] < least:
-            failures.append(f"{program} {shown(cell, 'accuracy', '.2f')}% on {cell['inputs']:,} inputs")
-        else:
-            compared.append(cell["inputs"] - cell["skipped"])
-    success = f"fewest inputs compared (not erring) {min(compared, default=0):,}"
-    return verdict(f"1 exact at max_len {n} on >= {least:,} inputs", failures, missing, success)
-
-
-def goal_layers(cells: list[dict]) -> tuple[str, bool, str]:
-    failures, missing = [], []
-    for program in library_programs():
-        limits = [(tracr.RASP_PAPER_LAYERS[program], "RASP")] if program in tracr.RASP_PAPER_LAYERS else []
-        limits += sorted({(f.layers, "tracr") for f in tracr.TRACR if f.program == program})
-        measured = [c["layers"] for c in cells if c["program"] == program and "layers" in c]
-        if limits and not measured:
-            missing.append(program)
-        failures += [f"{program} {max(measured)} > {limit} ({source})"
-                     for limit, source in limits if measured and max(measured) > limit]
-    return verdict("2 layers <= RASP analysis and tracr", failures, missing, "every program within both")
-
-
-def goal_params(cells: list[dict]) -> tuple[str, bool, str]:
-    failures, missing, ratios = [], [], []
-    for figure in tracr.TRACR:
-        if figure.max_len != tracr.COMPARISON_MAX_LEN or figure.program not in library_programs():
-            continue
-        cell = find(cells, figure.program, figure.max_len) or {}
-        limit = tracr.PARAMS_GOAL[figure.program]
-        if "params" not in cell:
-            missing.append(figure.program)
-        elif cell["params"] > limit * figure.params:
-            failures.append(f"{figure.program} {cell['params']:,} > {limit:g} x {figure.params:,}")
-        else:
-            ratios.append(f"{figure.program} {ratio_text(cell['params'] / figure.params)}")
-    return verdict(f"3 params at max_len {tracr.COMPARISON_MAX_LEN} <= 1/10 (length, hist: 1/2) of tracr",
-                   failures, missing, ", ".join(ratios))
-
-
-def goal_compile_time(cells: list[dict]) -> tuple[str, bool, str]:
-    n, limit = tracr.COMPARISON_MAX_LEN, tracr.COLD_COMPILE_GOAL_SECONDS
-    failures, missing, timed = [], [], []
-    for program in library_programs():
-        cell = find(cells, program, n) or {"status": "not run"}
-        if cell.get("compile_s") is None:
-            missing.append(f"{program} ({compile_text(cell)})")
-        elif cell["compile_s"] > limit:
-            failures.append(f"{program} {cell['compile_s']:.2f} s")
-        else:
-            timed.append((cell["compile_s"], program))
-    slowest = max(timed, default=(0.0, "none"))
-    return verdict(f"4a cold compile at max_len {n} <= {limit} s", failures, missing,
-                   f"slowest {slowest[1]} {slowest[0]:.2f} s")
-
-
-def goal_forward_time(cells: list[dict]) -> tuple[str, bool, str]:
-    failures, missing, speedups = [], [], []
-    for figure in tracr.TRACR:
-        if figure.forward_ms_per_1000 is None:
-            continue
-        ms = (find(cells, figure.program, figure.max_len) or {}).get("forward_ms_per_1000")
-        if ms is None:
-            missing.append(figure.program)
-        elif figure.forward_ms_per_1000 / ms < tracr.FORWARD_SPEEDUP_GOAL:
-            failures.append(f"{figure.program} {ms:,.1f} ms vs tracr {figure.forward_ms_per_1000:,.0f} ms")
-        else:
-            speedups.append(f"{figure.program} {figure.forward_ms_per_1000 / ms:,.1f}x faster")
-    return verdict(f"4b forward on 1,000 at max_len {tracr.COMPARISON_MAX_LEN} >= "
-                   f"{tracr.FORWARD_SPEEDUP_GOAL:g}x faster than tracr", failures, missing, ", ".join(speedups))
-
-
-def goal_flops() -> tuple[str, bool, str]:
-    """The compiled programs/aab.rasp against examples/handmade_aab.py on a 5-token input."""
-    import handmade_aab  # examples/ (on sys.path above)
-
-    compiled = compile_program(load_program(PROGRAMS_DIR / "aab.rasp"), max_len=GOAL_5_TOKENS)
-    ours, theirs = (count_flops(m, GOAL_5_TOKENS + (m.meta["bos_id"] is not None))["total"]
-                    for m in (compiled, handmade_aab.build()))
-    return ("5 (aab)* FLOPs <= the hand-made model's", ours <= theirs,
-            f"compiled {ours:,} vs hand-made {theirs:,} at {GOAL_5_TOKENS} tokens")
-
-
-def goal_checks(cells: list[dict]) -> list[tuple[str, bool, str]]:
-    return [goal_exact(cells), goal_layers(cells), goal_params(cells), goal_compile_time(cells),
-            goal_forward_time(cells), goal_flops()]
-
-
-def goal_lines(goals: list[tuple[str, bool, str]]) -> list[str]:
-    return [f"{'PASS' if passed else 'FAIL'}  goal {goal}: {detail}" for goal, passed, detail in goals]
+    return Table("ours vs tracr", columns, rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,9 +303,11 @@ def write_results(out: Path, cells: list[dict], tables: list[Table], goals: list
         "Columns: see bench/README.md.", "",
     ]
     body = "\n\n".join(map(to_markdown, tables))
-    checks = "\n".join(["### goals of issue 5", "", "```", *goal_lines(goals), "```"])
+    checks = "\n\n".join("\n".join([f"### goals: {group}", "", "```", *goal_lines(lines), "```"])
+                         for group, lines in goals.items())
     (out / "results.md").write_text("\n".join(header) + body + "\n\n" + checks + "\n")
-    goal_json = [{"goal": goal, "passed": passed, "detail": detail} for goal, passed, detail in goals]
+    goal_json = [{"group": group, "goal": goal, "passed": passed, "detail": detail}
+                 for group, lines in goals.items() for goal, passed, detail in lines]
     (out / "results.json").write_text(json.dumps(
         {"machine": info, "settings": settings, "cells": cells, "goals": goal_json}, indent=1) + "\n")
 
@@ -447,10 +315,12 @@ def write_results(out: Path, cells: list[dict], tables: list[Table], goals: list
 def parse_args(argv: list[str] | None):
     parser = argparse.ArgumentParser(description="Size, cost, speed and exactness of compiled programs.")
     parser.add_argument("--programs", help="comma-separated names in programs/ (default: all)")
-    parser.add_argument("--max-lens", default=",".join(map(str, MAX_LENS)), help="default 5,10,20,40,64")
+    parser.add_argument("--max-lens", default=",".join(map(str, MAX_LENS)),
+                        help="default 5,10,20,40,64,128,256,512,1024")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per cell process (default 300)")
-    parser.add_argument("--samples", type=int, default=2_000, help="accuracy inputs per cell (default 2000)")
-    parser.add_argument("--batch", type=int, default=1_000, help="forward batch (default 1000)")
+    parser.add_argument("--samples", type=int, default=2_000,
+                        help="accuracy inputs per cell (default 2000; fewer past max_len 64)")
+    parser.add_argument("--batch", type=int, default=1_000, help="forward batch (default 1000; smaller past max_len 64)")
     parser.add_argument("--runs", type=int, default=3, help="cold compiles (median) and forward runs (best)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent, help="results directory")
@@ -474,8 +344,10 @@ def main(argv: list[str] | None = None) -> int:
     goals = goal_checks(cells)
     for table in tables:
         console.print(to_rich(table))
-    for line in goal_lines(goals):
-        console.print(line, highlight=False)
+    for group, lines in goals.items():
+        console.print(f"goals: {group}", highlight=False)
+        for line in goal_lines(lines):
+            console.print(line, highlight=False)
     settings = {key: getattr(args, key) for key in ("timeout", "samples", "batch", "runs", "seed")}
     write_results(args.out, cells, tables, goals, {"max_lens": max_lens, **settings})
     return 0

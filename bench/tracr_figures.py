@@ -1,8 +1,9 @@
-"""The reference figures and goals of issue 5, as data: tracr (float32, default settings) on the
-programs it shares with programs/, the layer counts of the RASP paper's analysis, and the goals'
-thresholds. (Goal 5's hand-made model is measured, from examples/handmade_aab.py, not quoted.)
+"""The reference figures of the small-model goals, as data: tracr (float32, default settings) as
+measured when the project set its first goals, on the programs it shares with programs/, the
+layer counts of the RASP paper's analysis, and the goals' thresholds. (Goal 5's hand-made model
+is measured, from examples/handmade_aab.py, not quoted.)
 
-`scale.py` puts these beside its own measurements and checks the issue's goals against them.
+`scale.py` puts these beside its own measurements and goals.py checks the goals against them.
 A layer is one attention and one MLP sub-layer, in both sources.
 """
 
@@ -13,12 +14,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TracrFigure:
-    """tracr on one program at one max_len, as issue 5 quotes it.
+    """tracr on one program at one max_len, as the reference measurement gives it.
 
-    heads: per layer. exactness: the issue's words (inputs exact, or how it fails).
-    compile_seconds: the quoted range of a cold tracr compile; the issue gives one range for all
-    programs, not a figure per program. forward_ms_per_1000: jitted forward on 1,000 sequences at
-    max_len (None where the issue quotes none).
+    heads: per layer. exactness: how many inputs it gets right (or how it fails).
+    compile_seconds: the range of a cold tracr compile, one range for all programs, not a figure
+    per program. forward_ms_per_1000: jitted forward on 1,000 sequences at max_len (None where
+    none was measured).
     """
 
     program: str
@@ -59,7 +60,7 @@ PARAMS_GOAL = {
     "reverse": 1 / 10, "sort": 1 / 10, "sort_freq": 1 / 10, "shuffle_dyck": 1 / 10, "shuffle_dyck2": 1 / 10,
     "length": 1 / 2, "hist": 1 / 2,
 }
-"""Issue 5, goal 3: the largest allowed ratio of our parameters to tracr's at max_len 20."""
+"""Goal 3: the largest allowed ratio of our parameters to tracr's at max_len 20."""
 
 COMPARISON_MAX_LEN = 20
 """The max_len of the comparison table and of goals 3 and 4."""

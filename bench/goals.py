@@ -1,0 +1,204 @@
+"""The goals bench/scale.py checks its cells against, each a (goal, passed, detail).
+
+Small models, beside tracr (tracr_figures.py): exact at max_len 64, no deeper than the RASP
+paper's analysis and tracr, a fraction of tracr's parameters, fast cold compiles and forward
+passes at max_len 20, and the (aab)* model's FLOPs against a hand-made one.
+
+GPT-2's context: every program compiles at max_len 1,024 within COLD_COMPILE_CONTEXT_SECONDS and
+is exact there in float32; the programs whose selects compare positions or counts grow at most
+LINEAR_GROWTH times from max_len 64 to 1,024 (16x the positions); no program over
+MAX_PARAMS_AT_64 parameters at 64 or MAX_PARAMS_AT_1024 at 1,024; the forward pass at least
+FORWARD_SPEEDUP_GOAL times tracr's on every cell of bench/forward_vs_tracr.json.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import tracr_figures as tracr
+from cells import PROGRAMS_DIR, compile_text, find, library_programs, ratio_text, shown
+
+from rasp_compile.compiler import compile_program
+from rasp_compile.frontend import load_program
+from rasp_compile.tools.flops import count_flops
+
+GOAL_5_TOKENS = 5  # the (aab)* models are compared on a 5-token input
+CONTEXT = 1024
+COLD_COMPILE_CONTEXT_SECONDS = 10.0
+LINEAR_PROGRAMS = ("length", "reverse", "hist", "count", "shift_by", "sort", "sort_unique", "frac_prevs",
+                   "pair_balance", "dyck1", "paren_depth")
+LINEAR_GROWTH = 20.0
+MAX_PARAMS_AT_64, MAX_PARAMS_AT_1024 = 1_000_000, 50_000_000
+FORWARD_FILE = Path(__file__).resolve().parent / "forward_vs_tracr.json"
+
+
+def verdict(goal: str, failures: list[str], missing: list[str], success: str) -> tuple[str, bool, str]:
+    """(goal, passed, detail): passed when nothing failed and nothing the goal needs is missing."""
+    problems = failures + ([f"not measured: {', '.join(missing)}"] if missing else [])
+    return goal, not problems, "; ".join(problems) or success
+
+
+def goal_exact(cells: list[dict]) -> tuple[str, bool, str]:
+    n, least = tracr.EXACT_MAX_LEN, tracr.EXACT_MIN_INPUTS
+    failures, missing, compared = [], [], []
+    for program in library_programs():
+        cell = find(cells, program, n) or {}
+        if "accuracy" not in cell:
+            missing.append(f"{program} ({cell.get('status', 'not run')})")
+        elif cell["accuracy"] != 100.0 or cell["inputs"] < least:
+            failures.append(f"{program} {shown(cell, 'accuracy', '.2f')}% on {cell['inputs']:,} inputs")
+        else:
+            compared.append(cell["inputs"] - cell["skipped"])
+    success = f"fewest inputs compared (not erring) {min(compared, default=0):,}"
+    return verdict(f"1 exact at max_len {n} on >= {least:,} inputs", failures, missing, success)
+
+
+def goal_layers(cells: list[dict]) -> tuple[str, bool, str]:
+    failures, missing = [], []
+    for program in library_programs():
+        limits = [(tracr.RASP_PAPER_LAYERS[program], "RASP")] if program in tracr.RASP_PAPER_LAYERS else []
+        limits += sorted({(f.layers, "tracr") for f in tracr.TRACR if f.program == program})
+        measured = [c["layers"] for c in cells if c["program"] == program and "layers" in c]
+        if limits and not measured:
+            missing.append(program)
+        failures += [f"{program} {max(measured)} > {limit} ({source})"
+                     for limit, source in limits if measured and max(measured) > limit]
+    return verdict("2 layers <= RASP analysis and tracr", failures, missing, "every program within both")
+
+
+def goal_params(cells: list[dict]) -> tuple[str, bool, str]:
+    failures, missing, ratios = [], [], []
+    for figure in tracr.TRACR:
+        if figure.max_len != tracr.COMPARISON_MAX_LEN or figure.program not in library_programs():
+            continue
+        cell = find(cells, figure.program, figure.max_len) or {}
+        limit = tracr.PARAMS_GOAL[figure.program]
+        if "params" not in cell:
+            missing.append(figure.program)
+        elif cell["params"] > limit * figure.params:
+            failures.append(f"{figure.program} {cell['params']:,} > {limit:g} x {figure.params:,}")
+        else:
+            ratios.append(f"{figure.program} {ratio_text(cell['params'] / figure.params)}")
+    return verdict(f"3 params at max_len {tracr.COMPARISON_MAX_LEN} <= 1/10 (length, hist: 1/2) of tracr",
+                   failures, missing, ", ".join(ratios))
+
+
+def goal_compile_time(cells: list[dict]) -> tuple[str, bool, str]:
+    n, limit = tracr.COMPARISON_MAX_LEN, tracr.COLD_COMPILE_GOAL_SECONDS
+    failures, missing, timed = [], [], []
+    for program in library_programs():
+        cell = find(cells, program, n) or {"status": "not run"}
+        if cell.get("compile_s") is None:
+            missing.append(f"{program} ({compile_text(cell)})")
+        elif cell["compile_s"] > limit:
+            failures.append(f"{program} {cell['compile_s']:.2f} s")
+        else:
+            timed.append((cell["compile_s"], program))
+    slowest = max(timed, default=(0.0, "none"))
+    return verdict(f"4a cold compile at max_len {n} <= {limit} s", failures, missing,
+                   f"slowest {slowest[1]} {slowest[0]:.2f} s")
+
+
+def goal_forward_time(cells: list[dict]) -> tuple[str, bool, str]:
+    failures, missing, speedups = [], [], []
+    for figure in tracr.TRACR:
+        if figure.forward_ms_per_1000 is None:
+            continue
+        ms = (find(cells, figure.program, figure.max_len) or {}).get("forward_ms_per_1000")
+        if ms is None:
+            missing.append(figure.program)
+        elif figure.forward_ms_per_1000 / ms < tracr.FORWARD_SPEEDUP_GOAL:
+            failures.append(f"{figure.program} {ms:,.1f} ms vs tracr {figure.forward_ms_per_1000:,.0f} ms")
+        else:
+            speedups.append(f"{figure.program} {figure.forward_ms_per_1000 / ms:,.1f}x faster")
+    return verdict(f"4b forward on 1,000 at max_len {tracr.COMPARISON_MAX_LEN} >= "
+                   f"{tracr.FORWARD_SPEEDUP_GOAL:g}x faster than tracr", failures, missing, ", ".join(speedups))
+
+
+def goal_flops() -> tuple[str, bool, str]:
+    """The compiled programs/aab.rasp against examples/handmade_aab.py on a 5-token input."""
+    import handmade_aab  # examples/ (bench/scale.py puts it on sys.path)
+
+    compiled = compile_program(load_program(PROGRAMS_DIR / "aab.rasp"), max_len=GOAL_5_TOKENS)
+    ours, theirs = (count_flops(m, GOAL_5_TOKENS + (m.meta["bos_id"] is not None))["total"]
+                    for m in (compiled, handmade_aab.build()))
+    return ("5 (aab)* FLOPs <= the hand-made model's", ours <= theirs,
+            f"compiled {ours:,} vs hand-made {theirs:,} at {GOAL_5_TOKENS} tokens")
+
+
+def goal_context(cells: list[dict]) -> tuple[str, bool, str]:
+    failures, missing, slowest = [], [], (0.0, "none")
+    for program in library_programs():
+        cell = find(cells, program, CONTEXT)
+        if cell is None or "params" not in cell:
+            missing.append(f"{program} ({(cell or {}).get('error') or (cell or {}).get('status', 'not run')})")
+            continue
+        if cell.get("compile_s") is None or cell["compile_s"] > COLD_COMPILE_CONTEXT_SECONDS:
+            failures.append(f"{program} compiles in {compile_text(cell)} s")
+        if cell.get("accuracy") != 100.0:
+            failures.append(f"{program} {shown(cell, 'accuracy', '.2f')}% exact")
+        slowest = max(slowest, (cell.get("compile_s") or 0.0, program))
+    return verdict(f"C1 compile at max_len {CONTEXT:,} <= {COLD_COMPILE_CONTEXT_SECONDS:g} s cold, exact in float32",
+                   failures, missing, f"slowest {slowest[1]} {slowest[0]:.2f} s")
+
+
+def goal_linear_growth(cells: list[dict]) -> tuple[str, bool, str]:
+    failures, missing, growths = [], [], []
+    for program in LINEAR_PROGRAMS:
+        small, large = (find(cells, program, n) or {} for n in (64, CONTEXT))
+        if "params" not in small or "params" not in large:
+            missing.append(program)
+            continue
+        growth = large["params"] / small["params"]
+        (failures if growth > LINEAR_GROWTH else growths).append(f"{program} {growth:.1f}x")
+    return verdict(f"C2 params at max_len {CONTEXT:,} <= {LINEAR_GROWTH:g}x those at 64", failures, missing,
+                   ", ".join(growths))
+
+
+def goal_sizes(cells: list[dict]) -> tuple[str, bool, str]:
+    failures, missing, largest = [], [], {64: (0, ""), CONTEXT: (0, "")}
+    for program in library_programs():
+        for n, limit in ((64, MAX_PARAMS_AT_64), (CONTEXT, MAX_PARAMS_AT_1024)):
+            cell = find(cells, program, n) or {}
+            if "params" not in cell:
+                missing.append(f"{program} at {n}")
+            elif cell["params"] > limit:
+                failures.append(f"{program} {cell['params']:,} at {n}")
+            else:
+                largest[n] = max(largest[n], (cell["params"], program))
+    detail = "; ".join(f"largest at {n}: {p} {v:,}" for n, (v, p) in largest.items())
+    return verdict(f"C3 params <= {MAX_PARAMS_AT_64:,} at max_len 64, <= {MAX_PARAMS_AT_1024:,} at {CONTEXT:,}",
+                   failures, missing, detail)
+
+
+def goal_forward_vs_tracr() -> tuple[str, bool, str]:
+    goal = f"C4 forward >= {tracr.FORWARD_SPEEDUP_GOAL:g}x tracr's on every cell of bench/forward_vs_tracr.md"
+    if not FORWARD_FILE.exists():
+        return verdict(goal, [], ["bench/forward_vs_tracr.json"], "")
+    measured = json.loads(FORWARD_FILE.read_text())["cells"]
+    failures, missing, speedups = [], [], []
+    for cell in measured:
+        where = f"{cell['program']} {cell['max_len']}"
+        if not cell.get("ours_ms") or not cell.get("tracr_ms"):
+            missing.append(where)
+            continue
+        speedup = cell["tracr_ms"] / cell["ours_ms"]
+        (failures if speedup < tracr.FORWARD_SPEEDUP_GOAL else speedups).append((speedup, where))
+    least = min(speedups, default=(0.0, "none"))
+    return verdict(goal, [f"{w} {s:.1f}x" for s, w in failures], missing,
+                   f"{len(speedups)} cells, the least {least[1]} {least[0]:.1f}x")
+
+
+def goal_checks(cells: list[dict]) -> dict[str, list[tuple[str, bool, str]]]:
+    """The goals by group, as results.md shows them."""
+    return {
+        "small models, beside tracr": [goal_exact(cells), goal_layers(cells), goal_params(cells),
+                                       goal_compile_time(cells), goal_forward_time(cells), goal_flops()],
+        f"GPT-2's context (max_len {CONTEXT:,})": [goal_context(cells), goal_linear_growth(cells), goal_sizes(cells),
+                                                  goal_forward_vs_tracr()],
+    }
+
+
+def goal_lines(goals: list[tuple[str, bool, str]]) -> list[str]:
+    return [f"{'PASS' if passed else 'FAIL'}  goal {goal}: {detail}" for goal, passed, detail in goals]
