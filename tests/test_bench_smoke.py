@@ -78,6 +78,9 @@ def test_scale_markdown_has_the_table_and_goal_lines(runs):
     assert row in markdown
     goals = re.findall(r"^(PASS|FAIL)  goal (\d\w?) ", markdown, re.MULTILINE)
     assert [number for _, number in goals] == ["1", "2", "3", "4a", "4b", "5"]
+    context = re.findall(r"^(PASS|FAIL)  goal (C\d) ", markdown, re.MULTILINE)
+    assert [number for _, number in context] == ["C1", "C2", "C3", "C4"]
+    assert all(status == "FAIL" for status, number in context if number != "C4")  # max_len 5 only: not measured
     compiled, handmade = re.search(r"goal 5 .*: compiled ([\d,]+) vs hand-made ([\d,]+) at 5 tokens",
                                    markdown).groups()
     assert compiled == f"{cell['flops']:,}"  # aab at max_len 5: 5 tokens and BOS
