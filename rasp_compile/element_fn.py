@@ -34,6 +34,7 @@ class Fn:
     text: str = "<python function>"
     loc: Loc | None = None
     results: dict = field(default_factory=dict, repr=False)  # memo: arguments -> result
+    on_arrays: Callable[..., np.ndarray] | None = field(default=None, repr=False)  # frontend/lambda_arrays.py
 
     def __call__(self, *args: Value) -> Value:
         """`call(*args)`, canonical (floats snapped), computed once per distinct arguments:
@@ -97,3 +98,55 @@ def value_order(value) -> tuple:
     if isinstance(value, tuple):
         return (2, 0, tuple(map(value_order, value)))
     return (3, 0, repr(value))
+
+
+EXACT_INTEGER = 2**53
+"""The largest integer magnitude computed on arrays (float64 holds every integer up to it, and
+int64 holds the sum of two)."""
+
+
+class Declined(Exception):
+    """An array computation cannot promise the scalar one's values here (frontend/lambda_arrays.py)."""
+
+
+ARRAY_COMPARISONS = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+                     ">": np.greater, ">=": np.greater_equal}
+
+
+def as_array(values) -> np.ndarray | None:
+    """Numbers and booleans as one array (ints and bools as int64, any float making it float64,
+    all bools: bool), or None when one is no number or is beyond EXACT_INTEGER."""
+    values = list(values)
+    if not all(isinstance(v, (int, float)) for v in values):
+        return None
+    if all(isinstance(v, bool) for v in values):
+        return np.array(values, dtype=bool)
+    if any(abs(v) > EXACT_INTEGER for v in values):
+        return None
+    if all(isinstance(v, int) for v in values):
+        return np.array(values, dtype=np.int64)
+    return np.array(values, dtype=np.float64)
+
+
+def predicate_table(predicate: str | Fn, keys, queries) -> np.ndarray | None:
+    """[len(keys), len(queries)] booleans: whether predicate(key, query) holds, for every pair of
+    values, computed on arrays; None when that cannot promise the scalar answer (a value that is
+    no number, a lambda with no array form, a division by zero anywhere, ...): ask pair by pair."""
+    k, q = as_array(keys), as_array(queries)
+    if k is None or q is None:
+        return None
+    k, q = np.broadcast_arrays(k[:, None], q[None, :])
+    if isinstance(predicate, str):
+        if predicate in ("true", "false"):
+            return np.full(k.shape, predicate == "true")
+        return ARRAY_COMPARISONS[predicate](k, q)
+    if predicate.on_arrays is None:
+        return None
+    with np.errstate(all="ignore"):
+        try:
+            held = predicate.on_arrays(k, q)
+        except Declined:
+            return None
+    if held.dtype.kind not in "biu":  # a float's truth would follow its snapped value (canonical_floats)
+        return None
+    return np.broadcast_to(held.astype(bool), k.shape)

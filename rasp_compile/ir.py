@@ -29,9 +29,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Union
 
+import numpy as np
+
 from .canonical_floats import SNAP_DENOMINATOR, SNAP_TOLERANCE, canonical  # noqa: F401 (ir.canonical)
 from .element_fn import (  # noqa: F401 (re-exported: ir.Fn, ir.as_fn, ir.compare, ...)
-    COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity,
+    COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity, predicate_table,
 )
 from .errors import Loc
 from .safe_text import shown
@@ -215,6 +217,14 @@ class Select(Selector):
         if isinstance(self.predicate, str):
             return compare(self.predicate, key, query)
         return bool(self.predicate(key, query))
+
+    def table(self, keys, queries):
+        """[len(keys), len(queries)] booleans: `holds` on every pair of (non-none) values, on
+        arrays where that gives the same answers (element_fn.predicate_table), else pair by pair."""
+        held = predicate_table(self.predicate, keys, queries)
+        if held is None:
+            held = np.array([[self.holds(k, q) for q in queries] for k in keys], dtype=bool)
+        return held.reshape(len(keys), len(queries))
 
     def children(self):
         return (self.keys, self.queries)

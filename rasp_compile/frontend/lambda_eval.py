@@ -22,7 +22,9 @@ import operator
 from typing import Callable
 
 from . import ast
+from .lambda_arrays import array_closure
 from .. import ir
+from ..element_fn import as_array
 from ..errors import Loc, RaspTypeError
 
 MAX_INT = 10**18
@@ -247,7 +249,18 @@ def make_fn(
     def call(*args: ir.Value) -> ir.Value:
         return scalar(body({**constants, **dict(zip(params, args))}))
 
-    return ir.Fn(call, lam.text, lam.loc)
+    return ir.Fn(call, lam.text, lam.loc, on_arrays=_on_arrays(lam.body, params, constants))
+
+
+def _on_arrays(body: ast.Expr, params: list[str], constants: dict) -> Callable | None:
+    """The body on arrays of the parameters' values (lambda_arrays.py), when it and its
+    constants have an array form; else None."""
+    arrays = array_closure(body)
+    constant_arrays = {name: as_array([value]) for name, value in constants.items()}
+    if arrays is None or any(a is None for a in constant_arrays.values()):
+        return None
+    constant_arrays = {name: a.reshape(()) for name, a in constant_arrays.items()}
+    return lambda *values: arrays({**constant_arrays, **dict(zip(params, values))})
 
 
 def _check_not_shadowed(call: ast.Call, params: list[str], bound_at: Loc | None) -> None:

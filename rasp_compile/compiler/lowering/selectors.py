@@ -19,11 +19,14 @@ from __future__ import annotations
 from itertools import product
 from typing import Callable
 
+import numpy as np
+
 from ... import ir
 from ..selector_terms import Score, SelectorSpec, Term
 from .features import joint
 from .scores import score_columns
 from .state import LoweringState
+from ..variables import Var
 from .views import categorical_view
 
 
@@ -44,12 +47,12 @@ def normalize_selector(selector: ir.Selector, state: LoweringState) -> SelectorS
 def _normalize(selector: ir.Selector, state: LoweringState) -> SelectorSpec:
     if isinstance(selector, ir.Select):
         key_var, query_var = state.var_for(selector.keys), state.var_for(selector.queries)
-        keys = categorical_view(state, key_var, lambda k: tuple(selector.holds(k, q) for q in query_var.values))
-        queries = categorical_view(state, query_var, lambda q: tuple(selector.holds(k, q) for k in key_var.values))
-        table = {
-            (k, q): k is not None and q is not None and selector.holds(k, q)
-            for k, q in product(keys.domain, queries.domain)
-        }
+        held = selector.table(key_var.values, query_var.values)  # [key value, query value]
+        rows = {k: tuple(row) for k, row in zip(key_var.values, held.tolist())}
+        columns = {q: tuple(column) for q, column in zip(query_var.values, held.T.tolist())}
+        keys = categorical_view(state, key_var, rows.__getitem__)
+        queries = categorical_view(state, query_var, columns.__getitem__)
+        table = _table(keys, queries, key_var, query_var, held)
         return SelectorSpec((Term(keys, queries, table),))
     if isinstance(selector, ir.SelectAnd):
         first = _normalize(selector.first, state)
@@ -67,6 +70,18 @@ def _normalize(selector: ir.Selector, state: LoweringState) -> SelectorSpec:
             return SelectorSpec((_pointwise(first.terms[0], second.terms[0], lambda a, b: a or b),))
         return _joint_spec([first, second], any, state)
     raise TypeError(f"no selector rule for {type(selector).__name__}")
+
+
+def _table(keys: Var, queries: Var, key_var: Var, query_var: Var, held: np.ndarray) -> dict:
+    """(key value, query value) -> selected, over the views' domains (none never selects); a
+    view's value stands for the first of the number's values it classes together."""
+    key_row = {k: i for i, k in enumerate(key_var.values)}
+    query_column = {q: j for j, q in enumerate(query_var.values)}
+    cells = held.tolist()
+    return {
+        (k, q): k is not None and q is not None and cells[key_row[k]][query_column[q]]
+        for k, q in product(keys.domain, queries.domain)
+    }
 
 
 def _same_vars(a: Term, b: Term) -> bool:

@@ -25,6 +25,8 @@ predicate is evaluated on every (key position, query position) pair at compile t
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import ir
 from ..lowering.positions import position_feature, values_by_position
 from ..lowering.selectors import score_selector
@@ -36,14 +38,15 @@ from ..variables import Var, coordinate
 def width_of_positions(state: LoweringState, selector: ir.Selector, out: Var) -> Op | None:
     """The width of `selector` as a position embedding, or as n plus one, when the positions
     decide what it selects (module docstring); else None."""
-    selected = _selected_by_position(state, selector)
+    selected = _selected_by_position(state, selector)  # [query position, key position]
     if selected is None:
         return None
     n = state.program.max_len
-    base = [sum(selected(p, k) for k in range(p + 1)) for p in range(n)]
+    before = np.tril(selected)  # keys k <= p
+    base = before.sum(axis=1).tolist()
     if state.program.causal:
         return _embedded(out, base)
-    after = {selected(p, k) for p in range(n) for k in range(p + 1, n)}
+    after = set(np.unique(selected[np.triu_indices(n, 1)]).tolist())  # keys k > p
     if after <= {False}:
         return _embedded(out, base)
     if after != {True}:
@@ -51,8 +54,8 @@ def width_of_positions(state: LoweringState, selector: ir.Selector, out: Var) ->
     return _length_plus(state, out, [base[p] - 1 - p for p in range(n)])
 
 
-def _selected_by_position(state: LoweringState, selector: ir.Selector):
-    """sel(query position, key position) -> bool, when both sides are decided by the position
+def _selected_by_position(state: LoweringState, selector: ir.Selector) -> np.ndarray | None:
+    """[query position, key position] booleans, when both sides are decided by the position
     (or the predicate ignores a side's values); else None."""
     if not isinstance(selector, ir.Select):
         return None
@@ -64,17 +67,20 @@ def _selected_by_position(state: LoweringState, selector: ir.Selector):
         return None
     if query_at is None and not _ignores(selector, keys.values, queries.values, side=1):
         return None
-    key_at = key_at or [keys.values[0]] * state.program.max_len
-    query_at = query_at or [queries.values[0]] * state.program.max_len
-    holds: dict = {}
+    n = state.program.max_len
+    key_at = key_at or [keys.values[0]] * n
+    query_at = query_at or [queries.values[0]] * n
+    key_values, key_index = _distinct(key_at)
+    query_values, query_index = _distinct(query_at)
+    held = selector.table(key_values, query_values)  # [key value, query value]
+    return held[key_index][:, query_index].T
 
-    def selected(p: int, k: int) -> bool:
-        pair = (key_at[k], query_at[p])
-        if pair not in holds:
-            holds[pair] = selector.holds(*pair)
-        return holds[pair]
 
-    return selected
+def _distinct(at: list) -> tuple[list, np.ndarray]:
+    """The distinct values of `at` (1, 1.0 and True apart) and where each position's value is among them."""
+    where: dict = {}
+    index = [where.setdefault((v, type(v)), len(where)) for v in at]
+    return [v for v, _ in where], np.asarray(index)
 
 
 def _ignores(selector: ir.Select, keys: tuple, queries: tuple, side: int) -> bool:
