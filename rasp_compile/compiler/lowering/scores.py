@@ -33,6 +33,8 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Callable
 
+import numpy as np
+
 from ..selector_terms import Column, Score, SelectorSpec, Term
 from ..limits import MAX_ENUMERATED_BLOCKS
 from ..variables import CONSTANT
@@ -83,11 +85,11 @@ def _term_entries(term: Term) -> list[tuple]:
     a = table_matrix(term)
     query_features = [(term.queries, v) for v in term.queries.values] + [CONSTANT]
     key_features = [(term.keys, v) for v in term.keys.values] + [CONSTANT]
-    return [(qf, kf, a[i][j]) for i, qf in enumerate(query_features) for j, kf in enumerate(key_features)]
+    return [(query_features[i], key_features[j], float(a[i, j])) for i, j in zip(*np.nonzero(a))]
 
 
-def table_matrix(term: Term) -> list[list[float]]:
-    """A [len(Q.values) + 1][len(K.values) + 1] with psi(q)ᵀ A phi(k) = M[k, q] for every key and
+def table_matrix(term: Term) -> np.ndarray:
+    """A [len(Q.values) + 1, len(K.values) + 1] with psi(q)ᵀ A phi(k) = M[k, q] for every key and
     query value, none included, where phi = [one-hot(K), 1] and psi = [one-hot(Q), 1] (none's
     one-hot is all zeros). Writing n for none, the four cases pin A down:
 
@@ -98,29 +100,13 @@ def table_matrix(term: Term) -> list[list[float]]:
     Where K (or Q) cannot be none, M[n, .] is ours to choose: we copy the first value's row, which
     zeroes that value's column of A, and a zero row or column needs no feature."""
     keys, queries = term.keys, term.queries
-    first_key = None if keys.may_be_none else keys.values[0]
-    first_query = None if queries.may_be_none else queries.values[0]
-
-    def m(k, q) -> float:
-        k = first_key if k is None else k
-        q = first_query if q is None else q
-        return float(term.table[(k, q)])
-
-    ks = list(keys.values) + [None]
-    qs = list(queries.values) + [None]
-    a = []
-    for q in qs:
-        row = []
-        for k in ks:
-            value = m(k, q)
-            if q is not None:
-                value -= m(k, None)
-            if k is not None:
-                value -= m(None, q)
-            if q is not None and k is not None:
-                value += m(None, None)
-            row.append(value)
-        a.append(row)
+    ks = list(keys.values) + [None if keys.may_be_none else keys.values[0]]
+    qs = list(queries.values) + [None if queries.may_be_none else queries.values[0]]
+    m = np.array([[term.table[(k, q)] for k in ks] for q in qs], dtype=float)  # [query, key], none last
+    a = m - m[:, -1:] - m[-1:, :] + m[-1, -1]
+    a[-1, :] = m[-1, :] - m[-1, -1]  # the query is none
+    a[:, -1] = m[:, -1] - m[-1, -1]  # the key is none
+    a[-1, -1] = m[-1, -1]
     return a
 
 
