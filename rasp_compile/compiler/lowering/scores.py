@@ -45,16 +45,16 @@ def score_columns(spec: SelectorSpec, block: Callable | None = None) -> Score:
     gives one per variable, which terms reading the same variable share."""
     block = block or own_block
     entries: dict = {}  # (row block, row feature, column block, column feature) -> coefficient
-
-    def add(t: int, row, column, amount: float) -> None:
+    listed = [(t, row, column, amount) for t, term in enumerate(spec.terms) for row, column, amount in _term_entries(term)]
+    listed.append((0, CONSTANT, CONSTANT, -(len(spec.terms) - 1.0)))
+    blocks: dict = {}  # (feature, term) -> its block, asked once per feature (a table lists max_len^2 entries)
+    for t, row, column, amount in listed:
         if amount:
-            key = (block(row, t), row, block(column, t), column)
+            for feature in (row, column):
+                if (feature, t) not in blocks:
+                    blocks[(feature, t)] = block(feature, t)
+            key = (blocks[(row, t)], row, blocks[(column, t)], column)
             entries[key] = entries.get(key, 0.0) + amount
-
-    for t, term in enumerate(spec.terms):
-        for row, column, amount in _term_entries(term):
-            add(t, row, column, amount)
-    add(0, CONSTANT, CONSTANT, -(len(spec.terms) - 1.0))
     entries = {key: a for key, a in entries.items() if a}
     rows, columns = _cover(entries)
     sure = len(spec.terms) == 1 and spec.terms[0].by_position is not None and spec.terms[0].by_position.sure
