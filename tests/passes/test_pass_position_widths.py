@@ -96,3 +96,27 @@ def test_every_width_of_one_program_shares_one_length_head():
     program = parse_program(text)
     assert all(evaluate(program, ["a"] * n) == [2 * (n - p) - 1 for p in range(n)] for n in range(1, 6))
     assert_agree(compile_program(program), program, every_input(program.vocab, program.max_len))
+
+
+def answer_head(program) -> Attend:
+    from rasp_compile.compiler import OPTIMIZATIONS, build_graph
+    from rasp_compile.frontend.infer import infer_value_sets
+
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    return [op for op in graph.ops if isinstance(op, Attend)][-1]
+
+
+def test_a_target_on_an_index_at_every_length_is_matched_surely():
+    """n - 1 - i is an index at every position of every length: BOS is scored under every key.
+    n - i is not (at i = 0 it is n): BOS keeps its place between, and gives the default there."""
+    reverse = parse_program("vocab {a, b}\nmax_len 100\nopposite = selector_width(select(indices, indices, >))\n"
+                            "output aggregate(select(indices, opposite, ==), tokens)\n")
+    head = answer_head(reverse)
+    assert head.score.always_selects and any(var.label.endswith(".match") for var in head.score.reads())
+    shifted = parse_program("vocab {a, b}\nmax_len 100\nbeyond = selector_width(select(indices, indices, >=))\n"
+                            "output aggregate(select(indices, beyond, ==), tokens, default=\"-\")\n")
+    assert not answer_head(shifted).score.always_selects
+    model = compile_program(shifted)
+    assert evaluate(shifted, ["a", "b", "b"]) == ["-", "b", "b"]  # n - i: 3, 2, 1
+    assert_agree(model, shifted, random_inputs(shifted.vocab, 100, 30, seed=100))
+    assert_agree(compile_program(reverse), reverse, random_inputs(reverse.vocab, 100, 30, seed=101))

@@ -30,7 +30,7 @@ from typing import Callable
 from ... import ir
 from ..lowering.linear import substituted
 from ..ops import Attend, Graph, Linear, fresh_label, readers_of, replaced
-from ..selector_terms import Column, Score
+from ..selector_terms import Column
 from ..limits import MAX_FEATURE_VALUES
 from ..variables import CONSTANT, Var, sort_key
 
@@ -85,7 +85,7 @@ def _fold_side(op: Attend, side: str, readers: dict, new_var: Callable, writer_o
             form[CONSTANT] = forms[j][CONSTANT]
         q, k = (columns[j].q, form) if side == "k" else (form, columns[j].k)
         new_columns[j] = Column(q, k)
-    return new_ops, replaced(op, score=Score(op.score.terms, tuple(new_columns)))
+    return new_ops, replaced(op, score=dataclasses.replace(op.score, columns=tuple(new_columns)))
 
 
 def _vars(forms: list[dict]) -> list[Var]:
