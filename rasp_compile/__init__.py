@@ -34,7 +34,7 @@ import numpy as np
 from . import ir
 from .compiler import OPTIMIZATIONS, compile_program
 from .errors import InputError, OutputError, RaspError, WeightsError, format_error
-from .frontend import check_max_len, load_program, parse_program
+from .frontend import check_max_len, load_checked, load_program, parse_checked, parse_program
 from .runtime.forward import complete as complete_tokens
 from .runtime.forward import logits, predict
 from .runtime.model import Model
@@ -85,15 +85,16 @@ def compile(
     program: ir.Program | str | PathLike, max_len: int | None = None, dtype=np.float32, disabled=()
 ) -> Model:
     """Compile a program given as IR, as `.rasp` text (a `str`), or as a file (a `pathlib.Path`),
-    optionally at another max_len (1 to 1,000, as a program declares; ValueError otherwise) and without the optimisation passes named in `disabled`
+    optionally at another max_len (1 to 1,024, as a program declares; ValueError otherwise) and without the optimisation passes named in `disabled`
     (see `OPTIMIZATIONS`)."""
     if max_len is not None:
         check_max_len(max_len)
+    value_sets = None  # inferred once, by the check at the max_len compiled (not its own)
     if isinstance(program, PathLike):
-        program = load_program(program, max_len)  # checked at the max_len compiled, not its own
+        program, value_sets = load_checked(program, max_len)
     elif isinstance(program, str):
-        program = parse_program(program, max_len=max_len)
-    return compile_program(program, max_len=max_len, dtype=dtype, disabled=disabled)
+        program, value_sets = parse_checked(program, max_len=max_len)
+    return compile_program(program, max_len=max_len, dtype=dtype, disabled=disabled, value_sets=value_sets)
 
 
 def run(model: Model, tokens: list | str) -> list:

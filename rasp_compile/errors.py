@@ -170,7 +170,7 @@ def attributed(error: RaspError, description: str) -> RaspError:
 @contextmanager
 def placed_at(loc: Loc | None) -> Iterator[None]:
     """A RaspError raised inside without a place of its own (one about a built-in s-op, which
-    is written nowhere: `length` too fine for float32 at max_len 1,000) is given `loc`."""
+    is written nowhere: `length` read too finely for the dtype) is given `loc`."""
     try:
         yield
     except RaspError as error:

@@ -19,6 +19,7 @@ from rasp_compile.compiler.primitives.numeric_mlp import interpolation_error, in
 from rasp_compile.compiler.ops import NumericMLP, TableMLP
 from rasp_compile.compiler.variables import Var, dim_labels
 from rasp_compile.compiler.precision import carried_magnitudes
+from rasp_compile.compiler.primitives.selector_width import bos_shares, bos_weight, width_from_share
 from rasp_compile.compiler.primitives.table_mlp import table_mlp
 from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.frontend import load_program, parse_program
@@ -40,10 +41,11 @@ def test_index_matches_stay_exact_in_float32_at_max_len_64(name: str):
 
 
 def _width_decoder(n: int):
-    """A NumericMLP reading a width's BOS share 1/(w + 1), w = 0..n, into the one-hot of w."""
-    share = Var("share", "numerical", tuple(sorted(1 / (w + 1) for w in range(n + 1))))
+    """A NumericMLP reading a width's BOS share c/(c + w), w = 0..n, into the one-hot of w."""
+    weight = bos_weight(range(n + 1))
+    share = Var("share", "numerical", tuple(sorted(bos_shares(range(n + 1), weight))))
     width = Var("w", "categorical", tuple(range(n + 1)))
-    op = NumericMLP(width, share, lambda x: round(1 / x) - 1)
+    op = NumericMLP(width, share, width_from_share(weight))
     layout = Layout(("bos", "share") + dim_labels("w", range(n + 1)))
     return op, layout
 

@@ -17,7 +17,7 @@ from rasp_compile.errors import (
     RaspValueError,
     format_error,
 )
-from rasp_compile.compiler import compile_program
+from rasp_compile.compiler import compile_program, precision
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 
@@ -158,9 +158,11 @@ def test_format_error_shows_no_terminal_escapes_and_cuts_long_lines_around_the_c
     assert line[len(caret) - 1:].startswith("v7, v150") and caret.strip() == "^"
 
 
-def test_errors_about_built_in_s_ops_point_at_the_output():
-    """`length` is written nowhere: its float32 refusal at max_len 1,000 (counted by a width head,
-    position-widths off) points at `output length`."""
+def test_errors_about_built_in_s_ops_point_at_the_output(monkeypatch):
+    """`length` is written nowhere: its float32 refusal points at `output length` (a float32
+    refusal of a width takes a step window far below any the compiler uses: set here; and a
+    width head: position-widths off)."""
+    monkeypatch.setattr(precision, "STEP_WINDOW", 1e-6)
     source = "vocab {a}\nmax_len 1000\noutput length\n"
     with pytest.raises(RaspError) as caught:
         compile_program(parse_program(source), disabled=["position-widths"])

@@ -74,11 +74,11 @@ def test_a_max_len_override_from_python_is_checked_like_the_command_lines():
     program = ir.Program(ir.tokens, ("a",), 5)
     for max_len in (0, -1, "3", 2.5, True, 10**6):
         for source in (text, program):
-            with pytest.raises(ValueError, match="max_len must be a whole number from 1 to 1,000"):
+            with pytest.raises(ValueError, match="max_len must be a whole number from 1 to 1,024"):
                 rc.compile(source, max_len=max_len)
         with pytest.raises(ValueError, match="max_len must be"):
             rc.parse_program(text, max_len=max_len)
-    assert rc.compile(text, max_len=1_000).meta["max_len"] == 1_000
+    assert rc.compile(text, max_len=1_024).meta["max_len"] == 1_024
 
 
 def test_a_python_vocab_holding_equal_tokens_is_refused():

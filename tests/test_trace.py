@@ -169,7 +169,7 @@ def test_trace_is_short_and_has_no_float_noise(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert len(out.splitlines()) < 120  # it was 222 lines, with 10 heads of 6 rows each
     table = out.split("s-ops at each token")[1].split("layer 0 head 0")[0]
-    assert "e-0" not in out and "none" not in table and "0.333 " in table  # 1/3 as 0.333, noise as 0
+    assert "e-0" not in out and "none" not in table and "0.857 " in table  # 6/7 as 0.857, noise as 0
     assert "more_frequent.bos_share " in table  # a label whole, not wrapped
 
 

@@ -21,8 +21,8 @@ import numpy as np
 from .. import ir
 from ..compiler import OPTIMIZATIONS, compile_program
 from ..errors import InputError, OutputError, RaspError, WeightsError, format_error, special_file
-from ..frontend import load_program
-from ..frontend.infer import ValueSets, infer_value_sets
+from ..frontend import load_checked
+from ..frontend.infer import ValueSets
 from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model
 from ..runtime.weights_file import load
@@ -204,8 +204,7 @@ def compile_file(
     `progress`: say on a terminal's stderr what is being compiled, when it takes a while."""
     at = "" if max_len is None else f" at max_len {max_len:,}"
     with program_errors(path), status(f"compiling {path}{at}", progress):
-        program = load_program(path, max_len)
-        value_sets = infer_value_sets(program)
+        program, value_sets = load_checked(path, max_len)
         return program, compile_program(program, dtype=dtype, disabled=disabled, value_sets=value_sets), value_sets
 
 

@@ -108,7 +108,8 @@ class Linear:
 
 @dataclass(frozen=True, eq=False)
 class Attend:
-    """kind: "categorical" (common value), "numerical" (mean), or "width" (writes 1/(w+1)).
+    """kind: "categorical" (common value), "numerical" (mean), or "width" (writes BOS's share
+    c/(c + w), c = `bos_weight`: primitives/selector_width.py).
     `selector`: the program's selector this head scores (its `loc` says where it was written)."""
 
     out: Var
@@ -119,6 +120,7 @@ class Attend:
     selector: ir.Selector | None = None
     window: float = STEP_WINDOW  # how far, as a share of the gap between its values, a reader lets `out` stray
     amplification: float = 1.0  # how much readers magnify its leak (passes/amplification.py)
+    bos_weight: int = 1  # a width head: BOS's weight relative to one selected key's
 
 
 Op = Embed | TableMLP | NumericMLP | GatedMap | Linear | Attend

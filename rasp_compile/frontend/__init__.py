@@ -26,6 +26,12 @@ def check_max_len(max_len) -> None:
 def parse_program(text: str, filename: str = "<program>", max_len: int | None = None) -> ir.Program:
     """The checked program that `text` spells (at `max_len` instead of its own, if given); a
     RaspError subclass (with `loc`) if it is wrong. Lambdas are tried at the max_len compiled."""
+    return parse_checked(text, filename, max_len)[0]
+
+
+def parse_checked(text: str, filename: str = "<program>", max_len: int | None = None) -> tuple[ir.Program, infer.ValueSets]:
+    """`parse_program`, and the value sets its check inferred: a compiler given them need not infer
+    them again (at max_len 1,024 that tries every select over indices on a million pairs)."""
     if max_len is not None:
         check_max_len(max_len)
     module = parse(text)
@@ -34,13 +40,18 @@ def parse_program(text: str, filename: str = "<program>", max_len: int | None = 
         if max_len is not None:
             program = dataclasses.replace(program, max_len=max_len)
         with placed_at(program.output_loc):
-            infer.infer_value_sets(program)
-    return program
+            value_sets = infer.infer_value_sets(program)
+    return program, value_sets
 
 
 def load_program(path: str | Path, max_len: int | None = None) -> ir.Program:
     """`parse_program` of a UTF-8 file (a byte-order mark is skipped); InputError (one line) if
     the file cannot be read."""
+    return load_checked(path, max_len)[0]
+
+
+def load_checked(path: str | Path, max_len: int | None = None) -> tuple[ir.Program, infer.ValueSets]:
+    """`load_program`, and the value sets its check inferred (`parse_checked`)."""
     special = special_file(path)
     if special:
         raise InputError(f"{path}: {special}, not a program file")
@@ -52,4 +63,4 @@ def load_program(path: str | Path, max_len: int | None = None) -> ir.Program:
         raise InputError(f"{path}: not UTF-8 text (bad byte at offset {error.start})") from None
     except OSError as error:
         raise InputError(f"{path}: cannot read the file ({error.strerror or error})") from None
-    return parse_program(text, str(path), max_len)
+    return parse_checked(text, str(path), max_len)

@@ -59,8 +59,8 @@ def test_fold_linear_writes_an_affine_map_of_a_number_with_no_mlp():
 def test_value_classes_gives_a_view_a_dimension_per_class_its_reader_tells_apart():
     for rewrites, expected in ((Rewrites(), 5), (Rewrites(view_classes=(value_classes.reader_classes,)), 2)):
         state, var = lowering_of(MAPS, rewrites)
-        share = state.writer[var["width"]].input  # 1/(w+1), a number, written by attention
-        view = categorical_view(state, share, lambda s: s < 0.4)
+        share = state.writer[var["width"]].input  # BOS's share c/(c + w), a number, written by attention
+        view = categorical_view(state, share, lambda s: s < 0.6)  # c = 4: w >= 3
         assert len(view.values) == expected and isinstance(state.writer[view], NumericMLP)
 
 
@@ -68,7 +68,8 @@ def test_compose_views_reads_a_step_mlps_input_a_sub_layer_sooner():
     state, var = lowering_of(MAPS)
     width, share = var["width"], state.writer[var["width"]].input
     number, classify = compose_views.through_steps(state, width, lambda w: w)
-    assert number is share and classify(1 / 3) == 2  # the view's steps read 1/(w+1) itself
+    c = state.writer[share].bos_weight
+    assert number is share and classify(c / (c + 2)) == 2  # the view's steps read c/(c + w) itself
     assert compose_views.through_steps(state, share, lambda s: s) is None  # an attention writes the share
 
 

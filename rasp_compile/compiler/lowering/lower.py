@@ -9,7 +9,7 @@ plain construction:
     map                    TableMLP of a categorical input, NumericMLP (exact steps) of a number
     sequence_map           TableMLP over categorical views of both inputs (views.py)
     aggregate              Attend: a head reading the value's one-hot (categorical) or number (mean)
-    selector_width         Attend writing 1/(w + 1), then a NumericMLP reading w from it
+    selector_width         Attend writing BOS's share c/(c + w), then a NumericMLP reading w from it
 
 The optimisations that choose another construction for an s-op are the driver's rewrites
 (rewrites.py): each construction asks them first, in the driver's order, and builds the plain
@@ -27,6 +27,7 @@ from typing import Callable
 from ... import ir
 from ...frontend.infer import ValueSets, nullable_sops
 from ..ops import Attend, Embed, Graph, NumericMLP, Op, TableMLP, plain_readout
+from ..primitives.selector_width import bos_shares, bos_weight, width_from_share
 from ..variables import Var
 from .positions import possible_pairs
 from .rewrites import Rewrites, first_answer
@@ -117,11 +118,12 @@ def _aggregate_op(state: LoweringState, node: ir.Aggregate, out: Var) -> Op:
 
 
 def _width_ops(state: LoweringState, selector: ir.Selector, out: Var) -> Op:
-    """selector_width = an attention writing 1/(w+1), then an exact step MLP reading it."""
+    """selector_width = an attention writing BOS's share c/(c + w), then an exact step MLP reading it."""
     rewritten = first_answer(state.rewrites.width, state, selector, out)
     if rewritten is not None:
         return rewritten
     spec = score_selector(state, selector)
-    inverse = state.new_var(f"{out.label}.bos_share", ir.NUMERICAL, [1 / (w + 1) for w in out.values], loc=out.loc)
-    state.emit(Attend(inverse, spec, "width", selector=selector))
-    return NumericMLP(out, inverse, lambda share: round(1 / share) - 1)
+    weight = bos_weight(out.values)
+    share = state.new_var(f"{out.label}.bos_share", ir.NUMERICAL, bos_shares(out.values, weight), loc=out.loc)
+    state.emit(Attend(share, spec, "width", selector=selector, bos_weight=weight))
+    return NumericMLP(out, share, width_from_share(weight))

@@ -17,23 +17,39 @@ which divides A by 4 for classes 0..n: the widths and lengths up to max_len 1,02
 fraction of a 64-position causal program (g ~ 2.4e-4) fits neither: its one-hot read-out is
 used instead.
 
+Two digits. When even the centred number is too large and the classes are evenly spaced (c_k = c_0 + k g, k = 0..K-1: a width, 0..1,024)
+and a step MLP writes the answer, a second step MLP of the same input writes the high digit
+h = k // B of the class's rank (B = ceil(sqrt K)); the low digit l = (w - c_0)/g - B h is a
+line of the two numbers, and the logits are -(h - a)^2 - (l - b)^2 up to terms common to every
+class, class k = B a + b:
+
+    logit_k = 2b (w - c_0)/g + (2a - 2B b) h - a^2 - b^2
+
+The nearest class still wins by at least 1, but the terms reach about 4 B K instead of 3 K^2
+(130,000 instead of 3,000,000 at K = 1,025). An error e in h moves l by B e, so h's rounding
+times B, plus w's over g, must stay within STEP_WINDOW, as w's alone does for the one-number
+read-out (both as precision.py bounds a fresh number's rounding). Else the one-hot.
+
 Needs: the read-out still the answer's own one-hot (linear-readout did not replace it). Runs
 before dead ops are dropped. Guarantees: the answer's writer (a table or step MLP, which write
-any encoding) writes the number under the answer's label; the read-out's argmax is the answer.
+any encoding) writes the number under the answer's label (and a step MLP the high digit, under
+`ANSWER.high`); the read-out's argmax is the answer.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 from ... import ir
 from ...frontend.infer import is_number
 from ..lowering.linear import substituted
-from ..ops import Graph, Linear, NumericMLP, Readout, TableMLP, replaced
+from ..ops import Graph, Linear, NumericMLP, Op, Readout, TableMLP, fresh_label, replaced
 from ..precision import unit_roundoff
-from ..tolerances import NEAREST_VALUE_ROUNDING_SHARE, NEAREST_VALUE_ROUNDINGS
+from ..tolerances import (LINEAR_TOLERANCE, NEAREST_VALUE_ROUNDING_SHARE, NEAREST_VALUE_ROUNDINGS, ROUNDINGS,
+                          STEP_WINDOW)
 from ..variables import Var
 from .linear_readout import read_by_ops
 
@@ -51,21 +67,23 @@ def choose_number_readout(graph: Graph) -> Graph:
     else:  # the writer writes the number, not its one-hot
         number = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)
         ops = tuple(replaced(op, out=number) if op is writer else op for op in graph.ops)
-    classes = list(output.values)
+    classes, added = list(output.values), None
     readout = nearest_value_readout(number, classes, 0.0)
     if readout is None:
         centre = (float(min(classes)) + float(max(classes))) / 2
-        centred = _centred(number, centre, {op.out: op for op in ops})
-        readout = nearest_value_readout(centred.out, classes, centre)
-        if readout is None:
-            return graph
-        ops = (*ops, centred)
-    return dataclasses.replace(graph, ops=ops, readout=readout)
+        added = _centred(number, centre, {op.out: op for op in ops}, graph.labels)
+        readout = nearest_value_readout(added.out, classes, centre)
+    if readout is None and isinstance(writer, NumericMLP) and number is not writer.input:
+        readout, added = two_digit_readout(graph, writer, number) or (None, None)
+    if readout is None:
+        return graph
+    return dataclasses.replace(graph, ops=(*ops, added) if added else ops, readout=readout,
+                               labels=graph.labels | ({added.out.label} if added else set()))
 
 
-def _centred(number: Var, centre: float, writers: dict) -> Linear:
+def _centred(number: Var, centre: float, writers: dict, labels: frozenset) -> Linear:
     """number - centre, a Linear written by the number's own writers."""
-    label = f"{number.label}.centred"
+    label = fresh_label(f"{number.label}.centred", labels)
     values = [float(v) - centre for v in number.values]
     out = Var(label, ir.NUMERICAL, tuple(values), loc=number.loc)
     return substituted(Linear(out, {(number, None): {label: 1.0}}, {label: -centre}), writers.get)
@@ -87,3 +105,30 @@ def nearest_value_readout(number: Var, classes: list, centre: float) -> Readout 
     if NEAREST_VALUE_ROUNDINGS * unit_roundoff(np.float32) * largest > NEAREST_VALUE_ROUNDING_SHARE:  # chosen before the dtype
         return None
     return Readout((number,), classes, (2 * centres * scale)[None, :], -(centres**2) * scale)
+
+
+def two_digit_readout(graph: Graph, writer: NumericMLP, number: Var) -> tuple[Readout, Op] | None:
+    """The two-digit read-out of the module docstring over `number` (written by `writer`, a step
+    MLP) and its high digit, and the step MLP writing that digit; None when the classes are not
+    evenly spaced or float32 cannot keep the margin."""
+    classes = list(number.values)
+    centres = np.array([float(c) for c in classes])
+    gaps = np.diff(centres)
+    if len(gaps) == 0 or np.ptp(gaps) > LINEAR_TOLERANCE * gaps[0]:
+        return None
+    first, gap, base = centres[0], float(np.mean(gaps)), math.isqrt(len(classes) - 1) + 1
+    high_of = [k // base for k in range(len(classes))]
+    rank = {c: k for k, c in enumerate(classes)}
+    high = Var(fresh_label(f"{number.label}.high", graph.labels), ir.NUMERICAL, tuple(sorted(set(high_of))), loc=number.loc)
+    digit = NumericMLP(high, writer.input, lambda x: high_of[rank[writer.fn(x)]])
+    a, b = np.divmod(np.arange(len(classes)), base)
+    weights = np.stack([2 * b / gap, 2 * a - 2 * base * b])  # rows: number, high
+    bias = -(a**2) - b**2 - 2 * b * first / gap
+    largest_term = float(np.max(np.abs(weights[0]) * np.max(np.abs(centres)) + np.abs(weights[1]) * high.values[-1] + np.abs(bias)))
+    if NEAREST_VALUE_ROUNDINGS * unit_roundoff(np.float32) * largest_term > NEAREST_VALUE_ROUNDING_SHARE:
+        return None
+    # l = (w - c_0)/g - B h: each number off by the rounding precision.py allows a fresh one
+    rounding = ROUNDINGS * unit_roundoff(np.float32)
+    if rounding * (np.max(np.abs(centres)) / gap + base * high.values[-1]) > STEP_WINDOW:
+        return None
+    return Readout((number, high), classes, weights, bias), digit

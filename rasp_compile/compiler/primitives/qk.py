@@ -5,15 +5,16 @@ coordinates and the constant 1: q[:, j] = S * (its query form), k[:, j] = its ke
 q·k = S * score, which is S on selected keys and at most 0 on the others (scores.py).
 
 BOS: one more column. Its key feature is 1 at BOS only; its query feature is the constant
-`bos_score`, so BOS scores (m - 1/2) S against every query for an aggregate (it wins only when
-no key is selected: the default) or m S for selector_width (it ties with the selected keys);
-both are lowered by the (m - 1) S the ordinary keys are lowered by in scores.py, so BOS scores
-S/2 or S. At the BOS query itself the score of BOS is `bos_self` and every other key's is 0, so
-the BOS position reads only itself and its residual stays input-independent (assemble.py
-relies on it). A score that surely selects a key (a sure position match,
-passes/position_numbers.py) scores BOS at -S instead, below every selected key by more than S:
-it is never the default. The highest score a head can produce stays near S, so exponentiating
-scores without subtracting the row maximum cannot overflow float32.
+`bos_score`, so BOS scores (m - 1/2) S against every query for an aggregate (it wins only when no
+key is selected: the default) or m S + ln c for selector_width (it weighs as much as c selected
+keys: selector_width.py); both are lowered by the (m - 1) S the ordinary keys are lowered by in
+scores.py, so BOS scores S/2 or S + ln c. At the BOS query itself the score of BOS is `bos_self` and
+every other key's is 0, so the BOS position reads only itself and its residual stays input-
+independent (assemble.py relies on it). A score that surely selects a key (a sure position
+match, passes/position_numbers.py) scores BOS at -S instead, below every selected key by more
+than S: it is never the default. The highest score a head can produce stays near S (a width
+head's at most S + ln 1,024, S + 7), so exponentiating scores without subtracting the row maximum
+cannot overflow float32.
 """
 
 from __future__ import annotations

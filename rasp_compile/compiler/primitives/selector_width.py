@@ -1,20 +1,32 @@
-"""selector_width: an attention that writes 1/(w + 1), then an exact step MLP that reads w.
+"""selector_width: an attention that writes BOS's share c/(c + w), then an exact step MLP that reads w.
 
-The head scores selected keys and BOS alike (m S), others at most (m - 1) S. With w keys
-selected, softmax gives BOS 1/(w + 1) of the weight; BOS's value is 1 and every other key's 0,
-so the head writes 1/(w + 1). The lowering then reads that number with a NumericMLP whose steps sit
-between neighbouring values 1/(w + 1), exact for every w in 0..max_len by construction (tracr
-reads it with a fixed-slope MLP that is off by one from w = 10 on).
+The head scores selected keys m S, others at most (m - 1) S, and BOS m S + ln(c): with w keys
+selected, softmax gives BOS c/(c + w) of the weight; BOS's value is 1 and every other key's 0, so
+the head writes c/(c + w). The lowering then reads that number with a NumericMLP whose steps sit
+between neighbouring values, exact for every w in 0..max_len by construction (tracr reads
+1/(w + 1) with a fixed-slope MLP that is off by one from w = 10 on).
 
-Margin: the weight on unselected keys, at most (n + 1) exp(-S), is the error in 1/(w + 1); the
-step MLP tolerates `op.window` of the smallest gap (STEP_WINDOW; less for an interpolating
-reader, interpolated_steps.py), 1/(n (n + 1)), and a reader that is linear
-(two widths only) passes the error on, so leak = min(CATEGORICAL_LEAK, window * gap) and
-S = ln((n + 1) / leak): about 18 at n = 64. In a causal program the mask restricts the count to keys k <= q, which is
-exactly the interpreter's causal selector_width.
+The BOS weight c (`bos_weight`). Neighbouring widths w and w + 1 write values
+c/((c + w)(c + w + 1)) apart, smallest at the largest width W: with c = 1 (BOS tying with the
+selected keys) that is 1/(W (W + 1)), 9.5e-7 at W = 1,024, below what float32 tells apart near 1.
+c = W makes it 1/(2 (2W - 1)), about 1/(4W) (2.4e-4 at 1,024), from W = 2 on within a factor
+1 + 1/(8 W^2) of the best any c gives (c = sqrt(W (W - 1))), and never less than c = 1's; it
+also makes the smallest value 1/2. The step MLP reading it has slopes 2/gap, about 8W instead
+of 2W^2.
+
+Margin: the unselected keys' weight, relative to one selected key's, is at most
+e = n exp(-S) (n keys, each S below); it moves BOS's share by c e/((c + w)(c + w + e)) <= e/c.
+The step MLP tolerates `op.window` of the smallest gap (STEP_WINDOW; less for an interpolating
+reader, interpolated_steps.py), and a reader that is linear (two widths only) passes the error
+on, so leak = min(CATEGORICAL_LEAK, window * gap) and S = ln((n + 1) / (c leak)). In a causal
+program the mask restricts the count to keys k <= q, which is exactly the interpreter's causal
+selector_width.
 """
 
 from __future__ import annotations
+
+import math
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -25,11 +37,28 @@ from .pieces import Head
 from .qk import score_weights
 
 
+def bos_weight(widths: Iterable[int]) -> int:
+    """c: BOS's weight relative to one selected key's, the largest width (at least 1)."""
+    return max([1, *widths])
+
+
+def bos_shares(widths: Iterable[int], weight: int) -> list[float]:
+    """The value the head writes for each width: BOS's share c/(c + w)."""
+    return [weight / (weight + w) for w in widths]
+
+
+def width_from_share(weight: int) -> Callable[[float], int]:
+    """The width w whose BOS share c/(c + w) is `share` (the step MLP's function)."""
+    return lambda share: round(weight / share) - weight
+
+
 def width_head(op: Attend, layout: Layout, max_len: int) -> Head:
+    """The head writing BOS's share c/(c + w) (c = op.bos_weight) into op.out's coordinate."""
     leak = min(CATEGORICAL_LEAK, op.window * smallest_gap(op.out.values))
-    sharpness = needed_gap(max_len + 1, leak)
+    sharpness = needed_gap(max_len + 1, op.bos_weight * leak)
     m = op.score.terms
-    qk = score_weights(op.score, layout, sharpness, m * sharpness, bos_self_score(max_len))
+    bos_score = m * sharpness + math.log(op.bos_weight)
+    qk = score_weights(op.score, layout, sharpness, bos_score, bos_self_score(max_len))
     w_o = np.zeros((1, layout.d_model))
     w_o[0, layout.dims(op.out)[0]] = 1.0
     return Head(**qk.as_head_fields(), w_v=np.zeros((layout.d_model, 1)), b_v=np.zeros(1), w_o=w_o, v_bos=np.ones(1))
