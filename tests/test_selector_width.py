@@ -67,12 +67,23 @@ def test_counts_are_exact_in_float32_at_max_len_1024(name: str, oracle):
     assert predict(model, inputs) == [oracle(tokens) for tokens in inputs]
 
 
-def test_a_width_with_1025_classes_is_read_out_from_two_numbers():
-    """One number and its high digit instead of a 1,025-wide one-hot: the parameters grow
-    linearly (6.3 million at 1,024 with the one-hot), and every width reads back."""
+def test_a_width_with_1025_classes_is_read_out_from_one_centred_number():
+    """The count of max_len 1,024 takes 1,025 values: too many for float32 to read from the plain
+    number (6.3 million parameters with the one-hot), few enough from a copy centred on 512."""
     source = "vocab {a}\nmax_len {n}\noutput length\n"
-    small, large = (compile_program(parse_program(source.replace("{n}", str(n)))) for n in (64, LONGEST))
-    assert "length.high" not in small.meta["residual"] and "length.high" in large.meta["residual"]
-    assert n_params(large) <= 21 * n_params(small)
+    small, large = (compile_program(parse_program(source.replace("{n}", str(n))), disabled=["position-widths"])
+                    for n in (64, LONGEST))
+    assert "length.centred" not in small.meta["residual"] and "length.centred" in large.meta["residual"]
+    assert n_params(large) <= 20 * n_params(small)
     inputs = [["a"] * n for n in (*range(1, 40), *range(LONGEST - 3, LONGEST + 1))]
     assert predict(large, inputs) == [[len(tokens)] * len(tokens) for tokens in inputs]
+
+
+def test_a_width_with_more_classes_is_read_out_from_two_numbers():
+    """Past 1,025 evenly spaced classes even the centred number is too large: the read-out takes
+    the number and the high digit of its rank, which a second step MLP writes."""
+    program = dataclasses.replace(parse_program("vocab {a}\nmax_len 5\noutput length\n"), max_len=1100)
+    model = compile_program(program, disabled=["position-widths"])
+    assert "length.high" in model.meta["residual"]
+    inputs = [["a"] * n for n in (1, 2, 3, 500, 1025, 1099, 1100)]
+    assert predict(model, inputs) == [[len(tokens)] * len(tokens) for tokens in inputs]
