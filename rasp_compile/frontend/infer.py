@@ -17,6 +17,7 @@ from .. import ir
 from ..element_fn import value_order
 from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
 from .lambda_calls import call_checked, describe
+from .cooccurrence import meeting_pairs
 from .means import MAX_MEANS, possible_means
 
 MAX_VALUES = 100_000
@@ -92,13 +93,14 @@ def infer_value_sets(program: ir.Program) -> ValueSets:
 
 
 def _value_set(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set) -> frozenset:
-    values = _values_of(node, sets, program, program.max_len)
+    values = _values_of(node, sets, program, nullable)
     if node.encoding == ir.NUMERICAL and any(child in nullable for child in node.children()):
         values.add(0)  # a numerical map of none is 0
     return _checked_set(values, node)
 
 
-def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> set:
+def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set) -> set:
+    n = program.max_len
     if isinstance(node, ir.Tokens):
         return _vocab_set(program)
     if isinstance(node, ir.Indices):
@@ -114,8 +116,10 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> se
     if isinstance(node, ir.SequenceMap):
         if node.first is node.second:  # one s-op twice: only equal values meet
             return _distinct_values((call_checked(node.fn, (x, x), node) for x in _ordered(sets[node.first])), node)
-        _check_combinations(node, sets[node.first], sets[node.second])
-        pairs = product(_ordered(sets[node.first]), _ordered(sets[node.second]))
+        pairs = meeting_pairs(node, sets, program, nullable)  # a running mean and the length: fewer pairs
+        if pairs is None:
+            _check_combinations(node, sets[node.first], sets[node.second])
+            pairs = product(_ordered(sets[node.first]), _ordered(sets[node.second]))
         return _distinct_values((call_checked(node.fn, (x, y), node) for x, y in pairs), node)
     if isinstance(node, ir.Aggregate):
         return _aggregate_values(node, sets, n)

@@ -32,21 +32,42 @@ rounded float that Python's int / int gives."""
 def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[float]:
     """Every mean of a multiset of 1..max_count elements drawn from `values`, canonical floats.
 
-    Dynamic programming over achievable sums, count by count, exact. Distinct sums of one count
-    are distinct means, and adding |steps| values to |sums| sums gives at least |sums| + |steps| - 1
-    of them; so a mean bound to exceed MAX_MEANS is refused before the sums are formed, and so is
-    one whose next count would take more than MAX_SUM_PAIRS additions (a mean of the running count
-    of a mean took minutes at max_len 7 before this).
+    Distinct sums of one count are distinct means, and adding |steps| values to |sums| sums gives
+    at least |sums| + |steps| - 1 of them; so a mean bound to exceed MAX_MEANS is refused before
+    the sums are formed, and so is one whose next count would take more than MAX_SUM_PAIRS
+    additions (a mean of the running count of a mean took minutes at max_len 7 before this).
     """
-    if not values:
+    found: list[np.ndarray] = []
+    pending = 0  # means in `found` not yet made distinct
+    for means in means_by_count(values, max_count, where):
+        found.append(means)
+        pending += len(means)
+        if pending > 2 * MAX_MEANS:  # bound the memory the repeated means take
+            found, pending = [_distinct(np.concatenate(found))], 0
+            if len(found[0]) > MAX_MEANS:
+                raise too_many_means(where)
+    if not found:
         return set()
+    means = _distinct(np.concatenate(found))
+    if len(means) > MAX_MEANS:
+        raise too_many_means(where)
+    return set(means.tolist())
+
+
+def means_by_count(values: frozenset, max_count: int, where: ir.SOp):
+    """For count = 1, 2, ..., max_count: every mean of exactly `count` elements drawn from
+    `values` (repetition allowed), canonical floats, sorted and distinct (float64 array).
+
+    Dynamic programming over achievable sums, count by count, exact: the sums of one count are
+    the sums of the count before plus each value. RaspValueError (too_many_means) before a count
+    whose sums would pass MAX_MEANS or take more than MAX_SUM_PAIRS additions."""
+    if not values:
+        return
     exact = [Fraction(v) for v in values]
     scale = lcm(*(f.denominator for f in exact))
     steps = sorted({int(f * scale) for f in exact})
     in_int64 = max(abs(steps[0]), abs(steps[-1])) * max_count < 2**62
     sums: list[int] | np.ndarray = [0]
-    found: list[np.ndarray] = []
-    pending = 0  # means in `found` not yet made distinct
     for count in range(1, max_count + 1):
         if len(sums) + len(steps) - 1 > MAX_MEANS or len(sums) * len(steps) > MAX_SUM_PAIRS:
             raise too_many_means(where)
@@ -54,16 +75,7 @@ def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[floa
             sums = _distinct(np.add.outer(np.asarray(sums, dtype=np.int64), np.array(steps, dtype=np.int64)))
         else:
             sums = sorted({s + v for s in sums for v in steps})
-        found.append(_canonical_ratios(sums, count * scale))
-        pending += len(found[-1])
-        if pending > 2 * MAX_MEANS:  # bound the memory the repeated means take
-            found, pending = [_distinct(np.concatenate(found))], 0
-            if len(found[0]) > MAX_MEANS:
-                raise too_many_means(where)
-    means = _distinct(np.concatenate(found))
-    if len(means) > MAX_MEANS:
-        raise too_many_means(where)
-    return set(means.tolist())
+        yield _distinct(_canonical_ratios(sums, count * scale))
 
 
 def _canonical_ratios(sums, denominator: int) -> np.ndarray:
