@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
 from ... import ir
 from ...frontend.cooccurrence import meeting_means
 from ...frontend.infer import is_number
@@ -103,11 +105,11 @@ def meeting_affine_pieces(fn: Callable, meeting: dict) -> dict | None:
 def _line(points, answers) -> tuple[float, float] | None:
     """(a, b) with answers = a p + b at every point p (sorted), to LINEAR_TOLERANCE relative;
     None when some answer is not a number or off that line."""
-    if not all(is_number(y) for y in answers):
+    if not set(map(type, answers)) <= {int, float, bool} and not all(is_number(y) for y in answers):
         return None
-    points, ys = [float(p) for p in points], [float(y) for y in answers]
-    a = (ys[-1] - ys[0]) / (points[-1] - points[0]) if len(points) > 1 else 0.0
-    b = ys[0] - a * points[0]
-    if any(abs(y - (a * p + b)) > LINEAR_TOLERANCE * max(1.0, abs(y), abs(a * p)) for p, y in zip(points, ys)):
+    points, ys = np.array(points, dtype=float), np.array(answers, dtype=float)
+    a = float((ys[-1] - ys[0]) / (points[-1] - points[0])) if len(points) > 1 else 0.0
+    b = float(ys[0] - a * points[0])
+    if np.any(np.abs(ys - (a * points + b)) > LINEAR_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(ys), np.abs(a * points)))):
         return None
     return a, b
