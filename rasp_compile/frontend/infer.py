@@ -138,6 +138,10 @@ def _vocab_set(program: ir.Program) -> set:
 
 
 def _ordered(values) -> list:
+    """`values` in value_order; a set of floats (a mean's, hundreds of thousands) sorted as plain
+    numbers, which is the same order several times faster."""
+    if all(type(v) is float for v in values):
+        return sorted(values)
     return sorted(values, key=value_order)
 
 
