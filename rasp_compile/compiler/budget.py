@@ -51,7 +51,7 @@ def check_budget(graph: Graph, layout: Layout) -> None:
             combinations = len(op.possible) if op.possible is not None else prod(len(x.domain) for x in op.inputs)
             columns += 2 * combinations
         elif isinstance(op, NumericMLP):
-            columns += 2 * _numeric_units(op)
+            columns += 2 * numeric_units(op)
         elif isinstance(op, GatedMap):
             columns += 2 * hidden_units(op)
     estimate = layout.d_model * columns
@@ -59,7 +59,7 @@ def check_budget(graph: Graph, layout: Layout) -> None:
         raise _too_large(graph.program, estimate, layout.d_model)
 
 
-def _numeric_units(op: NumericMLP) -> int:
+def numeric_units(op: NumericMLP) -> int:
     """The hidden units a NumericMLP takes (primitives/numeric_mlp.py): one per value for a
     polyline, else two per step where its answer changes, not two per value (a map `b < 0` of a
     running mean at max_len 1,024 has one step among 319,000 values)."""
