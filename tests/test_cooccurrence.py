@@ -80,3 +80,11 @@ def test_means_by_count_are_the_exact_means_of_each_count():
             exact = {sum(map(Fraction, chosen)) / count for chosen in itertools.product(sorted(values), repeat=count)}
             assert means.tolist() == sorted(float(f) for f in exact)
         assert set().union(*(m.tolist() for m in by_count)) == possible_means(values, 4, ir.tokens)
+
+
+def test_a_sum_of_a_running_mean_and_the_length_still_folds():
+    """f + n answers pairs that never meet within the range of its values: still linear, no layer."""
+    program = parse_program(DEPTH.replace("lambda b, n: b * n", "lambda b, n: b + n"))
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    assert not any(isinstance(op, GatedMap) for op in graph.ops)
+    assert_agree(compile_program(program), program, every_input(program.vocab, program.max_len))

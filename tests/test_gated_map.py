@@ -194,11 +194,8 @@ output numerical(sequence_map(lambda f, p: 2 * f if p == "a" else f - 1, frac, p
 
 def test_a_numerical_answer_not_affine_in_the_number_interpolates_where_float32_does_better():
     """f * f * n: no affine pieces; as the answer, each value's piece is the polyline when its
-    float32 bound beats the flat steps' (as for a map of the number alone), and it stays exact.
-    (With `select(indices, indices, <=)` every mean may meet every length: over `true` the
-    pairs that never meet are filled with the nearest that do, which makes the pieces stairs.)"""
-    program = parse_program(RUNNING_COUNT.replace("f * n", "f * f * n").replace("select(tokens, tokens, true)",
-                                                                               "select(indices, indices, <=)"), max_len=64)
+    float32 bound beats the flat steps' (as for a map of the number alone), and it stays exact."""
+    program = parse_program(RUNNING_COUNT.replace("f * n", "f * f * n"), max_len=64)
     op = next(op for op in ops_of(program) if isinstance(op, GatedMap))
     assert op.affine is None and op.interpolated
     rng = random.Random(64)

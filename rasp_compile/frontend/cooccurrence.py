@@ -49,10 +49,11 @@ def meeting_means(mean: ir.SOp, position: ir.SOp, sets: dict, program: ir.Progra
 def meeting_only(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable: set) -> Callable | None:
     """`node.fn` for a compiler that asks about every pair: on the pairs that meet it is
     node.fn itself. A pair that never meets is free: it gets node.fn's own answer when that is
-    one of the s-op's values (so a function the same for every length stays so), else fn at the
-    nearest mean that meets its position value (the lower one on a tie). Every answer is then in
-    the value set, and a lambda failing on a pair the program never forms is no error. None
-    when every pair may meet."""
+    one of the s-op's values or, for an s-op of numbers, a number within their range (so a
+    function of one form for every length, `f * n > n - f * n` or `f + n`, keeps it), else fn at
+    the nearest mean that meets its position value (the lower one on a tie). No answer is then
+    beyond what the value set bounds, and a lambda failing on a pair the program never forms is
+    no error. None when every pair may meet."""
     for mean, position, mean_first in ((node.first, node.second, True), (node.second, node.first, False)):
         meeting = meeting_means(mean, position, sets, program, nullable)
         if meeting is not None:
@@ -61,10 +62,13 @@ def meeting_only(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable
 
 
 def _filled(fn: Callable, meeting: dict, mean_first: bool, values: frozenset) -> Callable:
+    numbers = all(type(v) in (int, float) for v in values)
+    low, high = (min(values), max(values)) if numbers and values else (None, None)
+
     def call(first, second):
         try:
             answer = fn(first, second)
-            if answer in values:
+            if answer in values or (low is not None and type(answer) in (int, float) and low <= answer <= high):
                 return answer
         except Exception:  # noqa: BLE001 (any failure of user code on a pair that never meets is no error)
             pass
