@@ -10,6 +10,8 @@ import random
 from fractions import Fraction
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rasp_compile import ir
 from rasp_compile.compiler import OPTIMIZATIONS, build_graph, compile_program
@@ -61,6 +63,7 @@ def test_a_lambda_failing_only_on_pairs_that_never_meet_is_no_error():
     text = DEPTH.replace("lambda b, n: b * n", "lambda b, n: b * n if abs(b * n - round(b * n)) < 0.001 else 1 / 0")
     program = parse_program(text, max_len=6)
     assert_agree(compile_program(program), program, every_input(program.vocab, 6))
+    assert_agree(compile_program(program, disabled=["gated-maps"]), program, every_input(program.vocab, 6))
 
 
 def test_a_mean_whose_count_the_position_does_not_decide_meets_every_length():
@@ -88,3 +91,18 @@ def test_a_sum_of_a_running_mean_and_the_length_still_folds():
     graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
     assert not any(isinstance(op, GatedMap) for op in graph.ops)
     assert_agree(compile_program(program), program, every_input(program.vocab, program.max_len))
+
+
+@settings(max_examples=25, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["length", "indices"]), st.integers(-3, 6), st.sampled_from(["*", "+", "-"]), st.integers(2, 6))
+def test_random_steps_of_a_running_mean_and_the_position_agree_with_the_interpreter(position, cut, op, max_len):
+    """Categorical answers (steps, not lines), where pairs that never meet are filled."""
+    program = parse_program(f"""
+vocab {{a, b}}
+max_len {max_len}
+causal
+frac = numerical(aggregate(select(tokens, tokens, true), numerical(map(lambda t: 1 if t == "a" else 0, tokens))))
+output sequence_map(lambda f, p: "hi" if f {op} p > {cut} / 2 else ("mid" if f {op} p == {cut} / 2 else "lo"), frac, {position})
+""")
+    assert_agree(compile_program(program), program, every_input(program.vocab, max_len))
+    assert_agree(compile_program(program, disabled=["gated-maps"]), program, every_input(program.vocab, max_len))
