@@ -2,7 +2,8 @@
 
 This is also where lambdas meet every combination of values they can be called with, so a lambda
 that fails (division by zero, comparing a string with a number, ...) is reported here, at the
-lambda's line, with the values, before anything runs or compiles.
+lambda's line, with the values, before anything runs or compiles. (A running mean of a causal
+program and the length or index meet only at the mean's own count: cooccurrence.py.)
 
 Value sets never contain None: "none" is the absence of a value, and every consumer treats it
 apart (all-zero one-hot in the compiled model).
