@@ -209,11 +209,11 @@ def test_a_byte_order_mark_is_skipped(tmp_path):
 
 
 def test_max_len_given_at_load_replaces_the_declared_one(tmp_path):
-    """A program too large at its own max_len (here: more than 100,000 possible means) loads,
+    """A program too large at its own max_len (here: more than 1,000,000 possible means) loads,
     and its lambdas are checked, at the max_len it will be compiled at."""
     path = tmp_path / "long.rasp"
-    path.write_text("vocab {x, y}\nmax_len 1000\noutput numerical(aggregate(select(indices, indices, <=), numerical(tokens == \"x\")))\n")
-    with pytest.raises(RaspValueError, match="100,000 values"):
+    path.write_text("vocab {x, y}\nmax_len 1000\noutput numerical(aggregate(select(indices, indices, <=), numerical(indices)))\n")
+    with pytest.raises(RaspValueError, match="1,000,000 values"):
         load_program(path)
     assert load_program(path, max_len=8).max_len == 8
     assert rasp_compile.compile(path, max_len=8).meta["max_len"] == 8  # the API's path and text forms too

@@ -8,7 +8,8 @@ d_model rows or columns, so a model costs about d_model times the number of colu
     each attention            3 per head dimension (q, k, v) + d_model (c_proj, the residual's width)
     each MLP                  2 per hidden unit (c_fc in, c_proj out)
 
-We count every one of those (hidden units at most: a table's combinations, two per step) and
+We count every one of those (hidden units at most: a table's combinations, two per step where a
+number's map changes) and
 stop at MAX_PARAMETERS, with the estimate in the message, instead of running for minutes into
 gigabytes of memory. Before the graph is even built, `check_vocab_budget` refuses what no
 layout can save: wte alone is vocab x d_model and the read-out classes x d_model, with d_model
@@ -50,12 +51,22 @@ def check_budget(graph: Graph, layout: Layout) -> None:
             combinations = len(op.possible) if op.possible is not None else prod(len(x.domain) for x in op.inputs)
             columns += 2 * combinations
         elif isinstance(op, NumericMLP):
-            columns += 4 * len(op.input.values)
+            columns += 2 * numeric_units(op)
         elif isinstance(op, GatedMap):
             columns += 2 * hidden_units(op)
     estimate = layout.d_model * columns
     if estimate > MAX_PARAMETERS:
         raise _too_large(graph.program, estimate, layout.d_model)
+
+
+def numeric_units(op: NumericMLP) -> int:
+    """The hidden units a NumericMLP takes (primitives/numeric_mlp.py): one per value for a
+    polyline, else two per step where its answer changes, not two per value (a map `b < 0` of a
+    running mean at max_len 1,024 has one step among 319,000 values)."""
+    if op.interpolated:
+        return len(op.input.values)
+    answers = [op.fn(p) for p in op.input.values]
+    return 2 * sum(a != b for a, b in zip(answers, answers[1:]))
 
 
 def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "about") -> RaspValueError:

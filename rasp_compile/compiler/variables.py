@@ -87,6 +87,14 @@ def value_text(value) -> str:
     return str(value)
 
 
+def sorted_values(values) -> list:
+    """`values` ordered by sort_key; a set of floats (a mean's, hundreds of thousands) sorted as
+    plain numbers, which is the same order several times faster."""
+    if all(type(v) is float for v in values):
+        return sorted(values)
+    return sorted(values, key=sort_key)
+
+
 def sort_key(value):
     """Orders mixed values deterministically: numbers by value, then strings, then tuples."""
     if isinstance(value, tuple):

@@ -2,7 +2,8 @@
 
 This is also where lambdas meet every combination of values they can be called with, so a lambda
 that fails (division by zero, comparing a string with a number, ...) is reported here, at the
-lambda's line, with the values, before anything runs or compiles.
+lambda's line, with the values, before anything runs or compiles. (A running mean of a causal
+program and the length or index meet only at the mean's own count: cooccurrence.py.)
 
 Value sets never contain None: "none" is the absence of a value, and every consumer treats it
 apart (all-zero one-hot in the compiled model).
@@ -10,23 +11,22 @@ apart (all-zero one-hot in the compiled model).
 
 from __future__ import annotations
 
-from fractions import Fraction
 from itertools import product
-from math import gcd, lcm
 from numbers import Number
-
-import numpy as np
 
 from .. import ir
 from ..element_fn import value_order
 from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
 from .lambda_calls import call_checked, describe
+from .cooccurrence import meeting_pairs
+from .means import MAX_MEANS, possible_means
 
 MAX_VALUES = 100_000
-"""The largest value set an s-op may have; beyond it compiling a one-hot would be absurd."""
+"""The largest value set a categorical s-op may have; beyond it compiling a one-hot would be absurd."""
 
-MAX_SUM_PAIRS = 10_000_000
-"""The most (sum, value) additions one count of a mean's dynamic programming may take."""
+MAX_NUMBERS = MAX_MEANS
+"""The largest value set a numerical s-op may have: it is one residual coordinate, and what
+reads it categorically keeps only the values its reader tells apart (passes/value_classes.py)."""
 
 MAX_COMBINATIONS = 2_000_000
 """The most value pairs a sequence_map or select lambda is tried on (each pair is one call)."""
@@ -38,72 +38,16 @@ def is_number(value: object) -> bool:
     return isinstance(value, Number) and not isinstance(value, complex)
 
 
-def _canonical_ratio(numerator: int, denominator: int) -> float:
-    """`ir.canonical(numerator / denominator)` (whole numbers, divided with one rounding, as
-    float(Fraction) does), without the search when the reduced denominator is already small.
-    The interpreter snaps the means it computes by the same rule (`tools.interpret.rules`), in
-    code of its own; tests check that each of its means is one of `possible_means`."""
-    ratio = numerator / denominator
-    if denominator // gcd(numerator, denominator) <= ir.SNAP_DENOMINATOR:
-        return ratio
-    return ir.canonical(ratio)
-
-
-def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[float]:
-    """Every mean of a multiset of 1..max_count elements drawn from `values`.
-
-    Dynamic programming over achievable sums, count by count, exact: every value is an integer
-    number of 1/scale (scale: the common denominator), so sums are integers and a mean is
-    sum / (count * scale), snapped by `_canonical_ratio`.
-
-    Distinct sums of one count are distinct means, and adding |steps| values to |sums| sums gives
-    at least |sums| + |steps| - 1 of them; so a mean bound to exceed MAX_VALUES is refused before
-    the sums are formed, and so is one whose next count would take more than MAX_SUM_PAIRS
-    additions (a mean of the running count of a mean took minutes at max_len 7 before this).
-    """
-    if not values:
-        return set()
-    exact = [Fraction(v) for v in values]
-    scale = lcm(*(f.denominator for f in exact))
-    steps = sorted({int(f * scale) for f in exact})
-    in_int64 = max(abs(steps[0]), abs(steps[-1])) * max_count < 2**62
-    sums = [0]
-    means: set[float] = set()
-    for count in range(1, max_count + 1):
-        if len(sums) + len(steps) - 1 > MAX_VALUES or len(sums) * len(steps) > MAX_SUM_PAIRS:
-            raise _too_many_means(where)
-        if in_int64:
-            sums = _distinct(np.add.outer(np.array(sums, dtype=np.int64), np.array(steps, dtype=np.int64)))
-        else:
-            sums = sorted({s + v for s in sums for v in steps})
-        if len(sums) > MAX_VALUES:
-            raise _too_many_means(where)
-        means.update(_canonical_ratio(s, count * scale) for s in sums)
-        if len(means) > MAX_VALUES:
-            raise _too_many_means(where)
-    return means
-
-
-def _distinct(array: np.ndarray) -> list[int]:
-    """The distinct entries of `array`, sorted: np.unique's answer without its import of
-    numpy.ma, which costs a cold compile about 10 ms."""
-    flat = np.sort(array, axis=None)
-    return flat[np.concatenate(([True], flat[1:] != flat[:-1]))].tolist()
-
-
-def _too_many_means(where: ir.SOp) -> RaspValueError:
-    return RaspValueError(
-        f"{describe(where)}, a numerical mean, can take more than {MAX_VALUES:,} values; "
-        "use values on a coarser grid or a smaller max_len",
-        where.loc,
-    )
+def most_values(node: ir.SOp) -> int:
+    """How many values `node` may take: MAX_NUMBERS if numerical, else MAX_VALUES."""
+    return MAX_NUMBERS if node.encoding == ir.NUMERICAL else MAX_VALUES
 
 
 def _checked_set(result: set, node: ir.SOp) -> frozenset:
     result.discard(None)
-    if len(result) > MAX_VALUES:
+    if len(result) > most_values(node):
         raise _too_many_values(node)
-    if node.encoding == ir.NUMERICAL:
+    if node.encoding == ir.NUMERICAL and not set(map(type, result)) <= {int, float, bool}:  # a mean's floats: one pass
         bad = [v for v in result if not is_number(v)]
         if bad:
             raise RaspTypeError(
@@ -115,7 +59,7 @@ def _checked_set(result: set, node: ir.SOp) -> frozenset:
 
 
 def _too_many_values(node: ir.SOp) -> RaspValueError:
-    return RaspValueError(f"{describe(node)} takes more than {MAX_VALUES:,} values", node.loc)
+    return RaspValueError(f"{describe(node)} takes more than {most_values(node):,} values", node.loc)
 
 
 def nullable_sops(program: ir.Program) -> set:
@@ -150,13 +94,14 @@ def infer_value_sets(program: ir.Program) -> ValueSets:
 
 
 def _value_set(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set) -> frozenset:
-    values = _values_of(node, sets, program, program.max_len)
+    values = _values_of(node, sets, program, nullable)
     if node.encoding == ir.NUMERICAL and any(child in nullable for child in node.children()):
         values.add(0)  # a numerical map of none is 0
     return _checked_set(values, node)
 
 
-def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> set:
+def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set) -> set:
+    n = program.max_len
     if isinstance(node, ir.Tokens):
         return _vocab_set(program)
     if isinstance(node, ir.Indices):
@@ -172,8 +117,10 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, n: int) -> se
     if isinstance(node, ir.SequenceMap):
         if node.first is node.second:  # one s-op twice: only equal values meet
             return _distinct_values((call_checked(node.fn, (x, x), node) for x in _ordered(sets[node.first])), node)
-        _check_combinations(node, sets[node.first], sets[node.second])
-        pairs = product(_ordered(sets[node.first]), _ordered(sets[node.second]))
+        pairs = meeting_pairs(node, sets, program, nullable)  # a running mean and the length: fewer pairs
+        if pairs is None:
+            _check_combinations(node, sets[node.first], sets[node.second])
+            pairs = product(_ordered(sets[node.first]), _ordered(sets[node.second]))
         return _distinct_values((call_checked(node.fn, (x, y), node) for x, y in pairs), node)
     if isinstance(node, ir.Aggregate):
         return _aggregate_values(node, sets, n)
@@ -192,6 +139,10 @@ def _vocab_set(program: ir.Program) -> set:
 
 
 def _ordered(values) -> list:
+    """`values` in value_order; a set of floats (a mean's, hundreds of thousands) sorted as plain
+    numbers, which is the same order several times faster."""
+    if all(type(v) is float for v in values):
+        return sorted(values)
     return sorted(values, key=value_order)
 
 
@@ -214,15 +165,16 @@ def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int) -> set:
 
 
 def _distinct_values(values, node: ir.SOp) -> set:
-    """The set of `values`, refused (as `_checked_set` would) as soon as it passes MAX_VALUES:
+    """The set of `values`, refused (as `_checked_set` would) as soon as it passes its limit:
     a sequence_map of two means tried 1.7 million pairs for 40 s before. For a categorical s-op,
     RaspValueError if a boolean and a number equal to it both occur (false and 0, true and 1.0):
     one value to a set, and so to the model's one-hot, which would print it as whichever came
     first where the interpreter shows the other."""
     kept: dict = {}
+    limit = most_values(node)
     for value in values:
         first = kept.setdefault(value, value)
-        if len(kept) > MAX_VALUES + 1:  # + 1: None, which _checked_set drops, may be among them
+        if len(kept) > limit + 1:  # + 1: None, which _checked_set drops, may be among them
             raise _too_many_values(node)
         if node.encoding != ir.NUMERICAL and isinstance(first, bool) != isinstance(value, bool):
             shown = sorted((first, value), key=lambda v: not isinstance(v, bool))

@@ -59,20 +59,21 @@ def _linear_form(out, fn, inputs, writer_of) -> Linear | None:
         return None
     base = tuple(x.values[0] for x in inputs)
     base_vector = out.encode(fn(*base))
-    parts = [_part(out, fn, inputs, base, base_vector, i) for i in range(len(inputs))]
-    for combination in product(*(x.values for x in inputs)):
-        expected = dict(base_vector)
-        for part, value in zip(parts, combination):
-            _add(expected, part[value])
-        if not _close(out.encode(fn(*combination)), expected):
-            return None
+    samples = tuple(tuple(dict.fromkeys((x.values[0], x.values[len(x.values) // 2], x.values[-1]))) for x in inputs)
+    sampled = _separated(out, fn, inputs, base, base_vector, samples)  # most s-ops fail here, at a few calls
+    numbers = [(x, part, values) for x, part, values in zip(inputs, sampled or (), samples) if x.encoding != ir.CATEGORICAL]
+    if sampled is None or any(_slope(x, part, values) is None for x, part, values in numbers):
+        return None
+    parts = _separated(out, fn, inputs, base, base_vector, tuple(x.values for x in inputs))
+    if parts is None:
+        return None
     weights, bias = {}, dict(base_vector)
     for x, part in zip(inputs, parts):
         if x.encoding == ir.CATEGORICAL:
             for v in x.values:  # `+=`: both inputs may be one variable (x + x)
                 _add(weights.setdefault((x, v), {}), part[v])
             continue
-        slope = _slope(x, part)
+        slope = _slope(x, part, x.values)
         if slope is None:
             return None
         _add(weights.setdefault((x, None), {}), slope)
@@ -80,22 +81,36 @@ def _linear_form(out, fn, inputs, writer_of) -> Linear | None:
     return substituted(Linear(out, weights, bias), writer_of)
 
 
-def _part(out, fn, inputs, base, base_vector, i) -> dict:
-    """value of input i -> enc f(base with input i set to value) - enc f(base)."""
+def _separated(out, fn, inputs, base, base_vector, domains) -> list | None:
+    """The parts of each input (`_part`, over its values in `domains`) when enc f is their sum
+    on every combination of `domains`; else None."""
+    parts = [_part(out, fn, inputs, base, base_vector, i, domains[i]) for i in range(len(inputs))]
+    for combination in product(*domains):
+        expected = dict(base_vector)
+        for part, value in zip(parts, combination):
+            _add(expected, part[value])
+        if not _close(out.encode(fn(*combination)), expected):
+            return None
+    return parts
+
+
+def _part(out, fn, inputs, base, base_vector, i, values) -> dict:
+    """value of input i (among `values`) -> enc f(base with input i set to value) - enc f(base)."""
     part = {}
-    for value in inputs[i].values:
+    for value in values:
         args = base[:i] + (value,) + base[i + 1 :]
         part[value] = _difference(out.encode(fn(*args)), base_vector)
     return part
 
 
-def _slope(x: Var, part: dict) -> Vector | None:
-    """D with part[v] == (v - v0) D for every value v of a numerical input, else None."""
+def _slope(x: Var, part: dict, values) -> Vector | None:
+    """D with part[v] == (v - v0) D for every v of `values` (some of a numerical input's values,
+    its first and last among them), else None."""
     if len(x.values) == 1:
         return {}
     x0, x1 = float(x.values[0]), float(x.values[-1])
     slope = {k: v / (x1 - x0) for k, v in part[x.values[-1]].items()}
-    for value in x.values:
+    for value in values:
         if not _close(part[value], {k: (float(value) - x0) * v for k, v in slope.items()}):
             return None
     return slope

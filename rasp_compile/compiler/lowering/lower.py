@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ... import ir
+from ...frontend.cooccurrence import meeting_only
 from ...frontend.infer import ValueSets, nullable_sops
 from ..ops import Attend, Embed, Graph, NumericMLP, Op, TableMLP, plain_readout
 from ..primitives.selector_width import bos_shares, bos_weight, width_from_share
@@ -78,8 +79,9 @@ def _op_for(state: LoweringState, node: ir.SOp, out: Var) -> Op:
         return _width_ops(state, everything, out)  # n, as the width of select-all
     if isinstance(node, ir.Map):
         return _map_op(state, out, node.fn, state.vars[node.inner])
-    if isinstance(node, ir.SequenceMap):
-        return _sequence_map_op(state, out, node.fn, state.vars[node.first], state.vars[node.second])
+    if isinstance(node, ir.SequenceMap):  # a running mean and the length: only the pairs that meet
+        fn = meeting_only(node, state.value_sets, state.program, state.nullable) or node.fn
+        return _sequence_map_op(state, out, fn, state.vars[node.first], state.vars[node.second])
     if isinstance(node, ir.SelectorWidth):
         return _width_ops(state, node.selector, out)
     if isinstance(node, ir.Aggregate):

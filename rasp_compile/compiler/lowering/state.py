@@ -13,7 +13,7 @@ from typing import Callable
 from ... import ir
 from ...frontend.infer import ValueSets
 from ..ops import Op, fresh_label
-from ..variables import Var, sort_key
+from ..variables import Var, sorted_values
 from .rewrites import Rewrites
 
 
@@ -35,7 +35,7 @@ class LoweringState:
 
     def new_var(self, label: str, encoding: str, values, may_be_none=False, loc=None) -> Var:
         """A variable with a fresh label and its values in dimension order."""
-        ordered = tuple(sorted(set(values), key=sort_key))
+        ordered = tuple(sorted_values(set(values)))
         label = fresh_label(label, self.labels)
         self.labels.add(label)
         return Var(label, encoding, ordered, may_be_none and encoding == ir.CATEGORICAL, loc)

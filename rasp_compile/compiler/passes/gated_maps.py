@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
 from ... import ir
+from ...frontend.cooccurrence import meeting_means
 from ...frontend.infer import is_number
 from ..lowering.state import LoweringState
 from ..ops import Embed, GatedMap, Linear, Op, TableMLP, replaced
@@ -31,14 +34,27 @@ def gated_map(state: LoweringState, out: Var, fn: Callable, first: Var, second: 
     for x, gate, x_first in ((first, second, True), (second, first, False)):
         if x.encoding != ir.NUMERICAL:
             continue
+        meeting = _meeting(state, x, gate)
         gate = exact_categorical(state, gate)
         if gate is None or gate.may_be_none:
             continue
         op = GatedMap(out, x, gate, fn if x_first else (lambda p, g: fn(g, p)))
+        pieces = meeting_affine_pieces(op.fn, meeting) if meeting and out.encoding == ir.NUMERICAL else None
+        if pieces is not None:  # lines through the values that meet: no answer elsewhere is needed
+            return replaced(op, affine=pieces)
         if out.encoding == ir.NUMERICAL:
             op = replaced(op, affine=affine_pieces(op))  # from the same table of answers the steps would use
         return op
     return None
+
+
+def _meeting(state: LoweringState, x: Var, gate: Var) -> dict | None:
+    """{gate value: the values of x that meet it} when x is a running mean and the gate the
+    length or index that counts it (frontend/cooccurrence.py); None when every pair may meet."""
+    node_of = {var: node for node, var in state.vars.items()}
+    if x not in node_of or gate not in node_of:
+        return None
+    return meeting_means(node_of[x], node_of[gate], state.value_sets, state.program, state.nullable)
 
 
 def exact_categorical(state: LoweringState, var: Var) -> Var | None:
@@ -71,15 +87,29 @@ def exact_one_hot(var: Var, writer_of: Callable[[Var], Op]) -> bool:
 def affine_pieces(op: GatedMap) -> dict | None:
     """gate value -> (a, b) when f(x, g) = a x + b on x's values (to LINEAR_TOLERANCE, relative)
     for every value g of the gate (op.answers); None when some g's values are not numbers on one line."""
-    points = [float(p) for p in op.input.values]
+    pieces = {g: _line(op.input.values, answers) for g, answers in op.answers.items()}
+    return None if None in pieces.values() else pieces
+
+
+def meeting_affine_pieces(fn: Callable, meeting: dict) -> dict | None:
+    """gate value g -> (a, b) when fn(x, g) = a x + b on the values x that meet g (`meeting`:
+    {g: sorted x values}); None when for some g they are not numbers on one line."""
     pieces = {}
-    for g, answers in op.answers.items():
-        if not all(is_number(y) for y in answers):
+    for g, points in meeting.items():
+        pieces[g] = _line(points, [fn(p, g) for p in points])
+        if pieces[g] is None:
             return None
-        ys = [float(y) for y in answers]
-        a = (ys[-1] - ys[0]) / (points[-1] - points[0]) if len(points) > 1 else 0.0
-        b = ys[0] - a * points[0]
-        if any(abs(y - (a * p + b)) > LINEAR_TOLERANCE * max(1.0, abs(y), abs(a * p)) for p, y in zip(points, ys)):
-            return None
-        pieces[g] = (a, b)
     return pieces
+
+
+def _line(points, answers) -> tuple[float, float] | None:
+    """(a, b) with answers = a p + b at every point p (sorted), to LINEAR_TOLERANCE relative;
+    None when some answer is not a number or off that line."""
+    if not set(map(type, answers)) <= {int, float, bool} and not all(is_number(y) for y in answers):
+        return None
+    points, ys = np.array(points, dtype=float), np.array(answers, dtype=float)
+    a = float((ys[-1] - ys[0]) / (points[-1] - points[0])) if len(points) > 1 else 0.0
+    b = float(ys[0] - a * points[0])
+    if np.any(np.abs(ys - (a * points + b)) > LINEAR_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(ys), np.abs(a * points)))):
+        return None
+    return a, b

@@ -69,7 +69,8 @@ def gated_map_mlp(op: GatedMap, layout: Layout) -> MLP:
     A class's units are switched on by any of its members (the sum of their coordinates, still
     exactly 0 or 1) and off by every other value; a single class needs no switch at all."""
     x_dim = layout.dims(op.input)[0]
-    dim_of = dict(zip(op.gate.values, layout.dims(op.gate)))
+    gate_dims = layout.dims(op.gate)
+    dim_of = dict(zip(op.gate.values, gate_dims))
     points = np.array(op.input.values, dtype=float)
     classes = gate_classes(op)
     parts, constant = [], np.zeros(layout.d_model)
@@ -88,9 +89,8 @@ def gated_map_mlp(op: GatedMap, layout: Layout) -> MLP:
             continue
         pre_activations = np.outer(points, piece.w_in[x_dim]) + piece.b_in  # [x value, unit]
         guard = 2 * np.max(np.abs(pre_activations), axis=0, initial=0.0) + 1
-        for other in op.gate.values:
-            if other not in members:
-                piece.w_in[dim_of[other]] = -guard
+        piece.w_in[gate_dims] = -guard
+        piece.w_in[[dim_of[m] for m in members]] = 0.0
         if piece.b_out.any():
             parts.append(_constant_mlp([dim_of[m] for m in members], piece.b_out, layout))
             piece.b_out = np.zeros(layout.d_model)
