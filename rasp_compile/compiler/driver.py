@@ -34,7 +34,7 @@ from .lowering.lower import lower
 from .lowering.rewrites import Rewrites
 from .ops import Graph
 from .passes import compact_heads, compose_views, fold_embeddings, fold_linear, gated_maps, position_selects
-from .passes import position_widths
+from .passes import binary_products, position_widths
 from .passes import split_keys, value_classes
 from .passes.amplification import amplify
 from .passes.dead_ops import drop_dead_ops
@@ -67,6 +67,8 @@ LOWERING_REWRITES = (
     Step("fold-linear", fold_linear.linear_sequence_map, "sequence_map"),
     # a sequence_map of two variables the position decides is a position embedding row
     Step("fold-embeddings", fold_embeddings.sequence_map_of_positions, "sequence_map"),
+    # a running mean times its count is the count's binary digits gating the mean
+    Step("binary-products", binary_products.product_by_digits, "sequence_map"),
     # a sequence_map of a number and an exact one-hot is one small MLP of the number per value
     Step("gated-maps", gated_maps.gated_map, "sequence_map"),
     # a categorical view of a number has a dimension per class of values its reader tells apart
@@ -112,6 +114,7 @@ OPTIMIZATIONS = {
         "a numerical s-op that a step MLP writes is read categorically from that MLP's input, a sub-layer sooner"
     ),
     "gated-maps": "a sequence_map of a number and an exact one-hot is one small MLP of the number per value of the one-hot",
+    "binary-products": "a running mean times its count is summed from the count's binary digits gating the mean",
     "compact-heads": "terms of a selector reading the same variable share its head dimensions",
     "position-widths": (
         "a selector_width the positions decide is counted from the position and the length, with no table of position pairs"

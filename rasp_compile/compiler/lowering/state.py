@@ -33,9 +33,10 @@ class LoweringState:
     length_offsets: dict = field(default_factory=dict)  # Var -> offset[p]: it is the length plus offset[p] at p
     labels: set = field(default_factory=set)
 
-    def new_var(self, label: str, encoding: str, values, may_be_none=False, loc=None) -> Var:
-        """A variable with a fresh label and its values in dimension order."""
-        ordered = tuple(sorted_values(set(values)))
+    def new_var(self, label: str, encoding: str, values, may_be_none=False, loc=None, ordered=False) -> Var:
+        """A variable with a fresh label and its values in dimension order (`ordered`: `values`
+        are distinct and in that order already, as another variable's are)."""
+        ordered = tuple(values) if ordered else tuple(sorted_values(set(values)))
         label = fresh_label(label, self.labels)
         self.labels.add(label)
         return Var(label, encoding, ordered, may_be_none and encoding == ir.CATEGORICAL, loc)

@@ -73,7 +73,7 @@ def choose_number_readout(graph: Graph) -> Graph:
         centre = (float(min(classes)) + float(max(classes))) / 2
         added = _centred(number, centre, {op.out: op for op in ops}, graph.labels)
         readout = nearest_value_readout(added.out, classes, centre)
-    if readout is None and isinstance(writer, NumericMLP) and number is not writer.input:
+    if readout is None and isinstance(writer, NumericMLP):
         readout, added = two_digit_readout(graph, writer, number) or (None, None)
     if readout is None:
         return graph
@@ -125,7 +125,9 @@ def two_digit_readout(graph: Graph, writer: NumericMLP, number: Var) -> tuple[Re
     weights = np.stack([2 * b / gap, 2 * a - 2 * base * b])  # rows: number, high
     bias = -(a**2) - b**2 - 2 * b * first / gap
     largest_term = float(np.max(np.abs(weights[0]) * np.max(np.abs(centres)) + np.abs(weights[1]) * high.values[-1] + np.abs(bias)))
-    if NEAREST_VALUE_ROUNDINGS * unit_roundoff(np.float32) * largest_term > NEAREST_VALUE_ROUNDING_SHARE:
+    # largest_term sums a logit's terms (two products and the bias): storing and multiplying each,
+    # storing the bias and the two additions round a logit by 4 u of it, a difference by 8 u
+    if NEAREST_VALUE_ROUNDINGS / 2 * unit_roundoff(np.float32) * largest_term > NEAREST_VALUE_ROUNDING_SHARE:
         return None
     # l = (w - c_0)/g - B h: each number off by the rounding precision.py allows a fresh one
     rounding = ROUNDINGS * unit_roundoff(np.float32)

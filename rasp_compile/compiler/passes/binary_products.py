@@ -1,0 +1,106 @@
+"""binary-products: a running mean times its count, as the count's binary digits gating the mean.
+
+In a causal program a mean over a select with `true` averages exactly c = i + 1 keys at
+position i (frontend/cooccurrence.py), so `sequence_map(lambda b, n: b * n, balance, length)` is
+a running sum. Gated by the length's one-hot (gated-maps) it takes one MLP piece and one residual
+dimension per length: max_len² parameters in the position embedding alone. But c's binary digits
+d_k (c = sum_k 2^k d_k) are a handful of exact position-embedded one-hots, and x d_k is x or 0:
+
+    x * c = sum_k 2^k (x d_k)        each x d_k a GatedMap of x by d_k: one affine unit per digit value
+
+with the digits of the index i = c - 1 instead (c = i + 1, so x c = sum_k 2^k (x d_k) + x), the
+product takes log2(max_len) small pieces (10 digits at max_len 1,024) and a Linear summing them. More generally, when the lines a_c x + b_c that f(., c) draws through the means
+meeting each count c have a_c = alpha c + beta and b_c = gamma c + delta, f is
+alpha (x c) + beta x + gamma c + delta.
+
+Precision: each piece computes x d_k as exactly as x itself (an affine unit with the other digit
+value's units switched off, primitives/gated_map.py); the sum weighs x's error by up to c, which
+amplification.py counts (the mean's head leaks the less), and rounds by u per term, as
+precision.py bounds any Linear (about 2e-3 at max_len 1,024, against the 1/8 a step needs).
+
+Needs: the running mean and the count s-op (length or indices) of a causal program; runs as a
+`sequence_map` rewrite before gated-maps. Guarantees: on every pair that meets, the Linear's
+value is f's, exactly as the pieces compute.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ... import ir
+from ...frontend.cooccurrence import meeting_means
+from ..lowering.positions import position_feature
+from ..lowering.state import LoweringState
+from ..ops import Embed, GatedMap, Linear
+from ..tolerances import LINEAR_TOLERANCE
+from ..variables import Var, coordinate, sorted_values
+from .gated_maps import meeting_affine_pieces
+
+
+def product_by_digits(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Linear | None:
+    """`out = fn(first, second)` as the Linear of the module docstring, when one input is a
+    running mean, the other the count it averages (length or indices), and f is affine in x and
+    in x times the count on the pairs that meet; else None."""
+    if out.encoding != ir.NUMERICAL:
+        return None
+    node_of = {var: node for node, var in state.vars.items()}
+    for x, position, x_first in ((first, second, True), (second, first, False)):
+        if x not in node_of or position not in node_of:
+            continue
+        meeting = meeting_means(node_of[x], node_of[position], state.value_sets, state.program, state.nullable)
+        if meeting is None:
+            continue
+        offset = 1 if isinstance(node_of[position], ir.Indices) else 0  # count = position value + offset
+        pieces = meeting_affine_pieces(fn if x_first else (lambda p, g: fn(g, p)), meeting)
+        form = pieces and _affine_in_count({value + offset: line for value, line in pieces.items()})
+        if form:
+            return _digits_sum(state, out, x, form)
+    return None
+
+
+def _affine_in_count(lines: dict) -> tuple[float, float, float, float] | None:
+    """(alpha, beta, gamma, delta) with a_c = alpha c + beta and b_c = gamma c + delta for every
+    count c's line (a_c, b_c), to LINEAR_TOLERANCE; None otherwise."""
+    counts = sorted(lines)
+    if len(counts) < 2:
+        return None
+    (c0, (a0, b0)), (c1, (a1, b1)) = (counts[0], lines[counts[0]]), (counts[-1], lines[counts[-1]])
+    alpha, gamma = (a1 - a0) / (c1 - c0), (b1 - b0) / (c1 - c0)
+    beta, delta = a0 - alpha * c0, b0 - gamma * c0
+    for c, (a, b) in lines.items():
+        for got, want in ((a, alpha * c + beta), (b, gamma * c + delta)):
+            if abs(got - want) > LINEAR_TOLERANCE * max(1.0, abs(got)):
+                return None
+    if alpha == 0:
+        return None  # no product: gated-maps or fold-linear build it as it is
+    return alpha, beta, gamma, delta
+
+
+def _digits_sum(state: LoweringState, out: Var, x: Var, form: tuple) -> Linear:
+    """alpha (sum_k 2^k (x d_k) + x) + beta x + gamma c + delta, d_k the index's digits, the
+    pieces x d_k emitted here."""
+    alpha, beta, gamma, delta = form
+    label = coordinate(out, None)
+    weights: dict = {}
+    values = x.values if 0 in x.values else tuple(sorted_values(set(x.values) | {0}))
+    for k in range((state.program.max_len - 1).bit_length()):
+        digit = _index_digit(state, k)
+        piece = state.new_var(f"{out.label}.digit{k}", ir.NUMERICAL, values, loc=out.loc, ordered=True)
+        state.emit(GatedMap(piece, x, digit, lambda p, d: p * d, affine={0: (0.0, 0.0), 1: (1.0, 0.0)}))
+        weights[(piece, None)] = {label: alpha * 2**k}
+    if alpha + beta:  # x c = x i + x
+        weights[(x, None)] = {label: alpha + beta}
+    if gamma:
+        count = position_feature(state, "count", "indices", lambda p: p + 1)
+        weights[(count, None)] = {label: gamma}
+    return Linear(out, weights, {label: delta} if delta else {})
+
+
+def _index_digit(state: LoweringState, k: int) -> Var:
+    """The k-th binary digit of the index i at position i, an embedded one-hot over {0, 1}."""
+
+    def make() -> Embed:
+        digit = state.new_var(f"indices.digit{k}", ir.CATEGORICAL, (0, 1))
+        return Embed(digit, "indices", lambda p: (p >> k) & 1)
+
+    return state.cached("index digit", k, make)
