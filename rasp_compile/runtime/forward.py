@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import InputError, WeightsError
 from ..ir import Value
+from .forward_plan import AttentionPlan, Dense, MlpPlan, Plan, Tiled, cached_plan
 from .model import Model, token_key
 
 MAX_SCORE_BYTES = 2**30
@@ -83,16 +84,19 @@ def causal_mask(n, dtype):  # -> [n, n]: 0 on and below the diagonal, -inf above
     return np.triu(np.full((n, n), -np.inf, dtype=dtype), k=1)
 
 
-def attention_pattern(q, k, mask=None):  # [batch, head, n_q, D], [.., n_k, D] -> [batch, head, n_q, n_k]
+def attention_pattern(q, k, mask=None, scale=None):  # [batch, head, n_q, D], [.., n_k, D] -> [batch, head, n_q, n_k]
     # The scores are stored keys first, [n_k, batch, head, n_q], so that the softmax's max and sum
     # over the keys are n_k - 1 element-wise operations on whole contiguous slices (NumPy reduces a
     # short last axis row by row, many times slower); the pattern returned is a view of them.
     # The diagonal is never masked, so every row keeps a finite max and the softmax is defined.
+    # `scale` divides the scores: sqrt(D) unless given (1 when the queries carry it already).
     batch, n_head, n_q, d_head = q.shape
     keys_first = np.empty((k.shape[-2], batch, n_head, n_q), q.dtype)
     scores = np.matmul(k, q.swapaxes(-1, -2), out=keys_first.transpose(1, 2, 0, 3))  # [b, h, n_k, n_q]
     scores = scores.transpose(2, 0, 1, 3)  # keys_first again, as the type matmul returned (a subclass stays one)
-    scores /= math.sqrt(d_head)
+    scale = math.sqrt(d_head) if scale is None else scale
+    if scale != 1:  # dividing by 1 changes nothing
+        scores /= scale
     if mask is not None:
         scores += mask.T[:, None, None, :]
     return softmax(scores, axis=0, out=scores).transpose(1, 2, 3, 0)
@@ -139,7 +143,44 @@ def gpt(ids, wte, wpe, blocks, unembed, unembed_b=None, *, n_heads, causal, act)
     return linear(x, unembed, unembed_b)
 
 
-def _hparams(model: Model) -> dict:
+# ---------------------------------------------------------------------------------------------
+# The same pass on a model cut to its nonzero weights (forward_plan.py): what `logits` runs.
+
+
+def planned_linear(layer: Dense, x, tiled: Tiled):  # [rows, d_in] -> [rows, width of layer.writes]
+    return tiled.bias(layer, x[:, layer.reads] @ layer.w)
+
+
+def planned_mha(attn: AttentionPlan, x, batch, mask, tiled: Tiled):  # [batch·n, d_model] -> [batch·n, ..]
+    qkv = planned_linear(attn.qkv, x, tiled).reshape(batch, -1, attn.qkv.w.shape[1])  # [batch, n, ..]
+    widths = attn.n_head * np.array([attn.d_qk, attn.d_qk, attn.d_v])
+    q, k, v = (split_heads(part, attn.n_head) for part in np.split(qkv, np.cumsum(widths)[:2], axis=-1))
+    heads = attention_pattern(q, k, mask, attn.scale) @ v  # [batch, head, n, d_v]
+    return planned_linear(attn.proj, merge_heads(heads).reshape(len(x), -1), tiled)
+
+
+def planned_ffn(mlp: MlpPlan, x, activation, tiled: Tiled):  # [batch·n, d_model] -> [batch·n, ..]
+    hidden = planned_linear(mlp.fc, x, tiled)
+    hidden = np.maximum(hidden, tiled.zeros(hidden), out=hidden) if activation == "relu" else gelu(hidden)
+    return planned_linear(mlp.proj, hidden, tiled)
+
+
+def planned_gpt(plan: Plan, ids):  # [batch, n] -> [batch, n, n_out], final residual [batch·n, d_model]
+    batch, n = ids.shape
+    x = np.take(plan.wte, ids, axis=0)  # [batch, n, d_model]
+    if plan.wpe is not None:
+        x += plan.wpe[:n]
+    x = x.reshape(batch * n, -1)
+    mask = causal_mask(n, x.dtype) if plan.causal else None
+    for attn, mlp in plan.blocks:
+        if attn is not None:
+            x[:, attn.proj.writes] += planned_mha(attn, x, batch, mask, plan.tiled)
+        if mlp is not None:
+            x[:, mlp.proj.writes] += planned_ffn(mlp, x, plan.activation, plan.tiled)
+    return planned_linear(plan.unembed, x, plan.tiled).reshape(batch, n, -1), x
+
+
+def hparams(model: Model) -> dict:
     """The non-array arguments of `gpt`, from meta."""
     return {
         "n_heads": [layer["n_head"] for layer in model.meta["layers"]],
@@ -184,14 +225,16 @@ def logits(model: Model, ids: np.ndarray) -> np.ndarray:  # [batch, n] -> [batch
     overflow that never reaches it (a -inf pre-activation relu zeroes) is harmless."""
     ids = np.asarray(ids)
     _check_ids(model, ids)
-    params, hparams, rows = model.nested(), _hparams(model), _rows_per_chunk(model, ids.shape[1])
+    cut, rows = cached_plan(model), _rows_per_chunk(model, ids.shape[1])
     with np.errstate(all="ignore"):
         if len(ids) <= rows:
-            out = gpt(ids, **params, **hparams)
-        else:  # rows are independent: the chunks' logits are the batch's
-            out = np.empty((len(ids), ids.shape[1], model.n_out), model.dtype)
-            for start in range(0, len(ids), rows):
-                out[start:start + rows] = gpt(ids[start:start + rows], **params, **hparams)
+            out, residual = planned_gpt(cut, ids)
+            _check_finite(out, residual)
+            return out
+        out = np.empty((len(ids), ids.shape[1], model.n_out), model.dtype)
+        for start in range(0, len(ids), rows):  # rows are independent: the chunks' logits are the batch's
+            out[start:start + rows], residual = planned_gpt(cut, ids[start:start + rows])
+            _check_finite(residual)
     _check_finite(out)
     return out
 
@@ -203,13 +246,13 @@ def trace(model: Model, ids: np.ndarray) -> list[dict]:
     these is not finite."""
     ids = np.asarray(ids)
     _check_ids(model, ids)
-    hparams = _hparams(model)
+    settings = hparams(model)
     with np.errstate(all="ignore"):
         x = embedding = model.params["wte"][ids] + model.params["wpe"][: ids.shape[1]]  # [batch, n, d_model]
-        mask = causal_mask(ids.shape[1], x.dtype) if hparams["causal"] else None
+        mask = causal_mask(ids.shape[1], x.dtype) if settings["causal"] else None
         steps = []
-        for block, n_head in zip(model.blocks(), hparams["n_heads"]):
-            kwargs = {"n_head": n_head, "causal": hparams["causal"], "act": hparams["act"]}
+        for block, n_head in zip(model.blocks(), settings["n_heads"]):
+            kwargs = {"n_head": n_head, "causal": settings["causal"], "act": settings["act"]}
             if "attn" in block:
                 q, k, _ = qkv_heads(x, block["attn"]["c_attn"], n_head)
                 patterns = attention_pattern(q, k, mask)
