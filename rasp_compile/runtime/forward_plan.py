@@ -42,14 +42,16 @@ from .model import Model
 
 @dataclass(frozen=True)
 class Dense:
-    """`x[:, reads] @ w + b`, to be written to columns `writes` of the layer's full output.
+    """`x[:, reads] @ w + b`, to be written to columns `writes` of the layer's full output; each a
+    slice (a span of columns) or an index array (scattered columns, `used_columns`).
 
     w: [reads' width, writes' width]; b: [writes' width], or None where the bias is zero there."""
 
-    reads: slice
-    writes: slice
+    reads: slice | np.ndarray
+    writes: slice | np.ndarray
     w: np.ndarray
     b: np.ndarray | None
+    picks: np.ndarray | None = None  # when each output reads one input: its column; w is then [1, width]
 
 
 class Tiled:
@@ -119,14 +121,34 @@ def nonzero_span(flags: np.ndarray, at_least: int = 0) -> slice:
     return slice(min(start, stop - at_least) if stop >= at_least else 0, stop)
 
 
-def dense(w: np.ndarray, b: np.ndarray | None, writes: slice | None = None) -> Dense:
+PICKS_FROM = 4
+"""A layer whose every output reads one input (a one-hot copied or scaled, as compiled selects
+and aggregates do) is run as a gather and a scaling when it reads at least PICKS_FROM columns:
+each output is then that one product, exactly what the matmul sums with zeros; about 2.5 times
+faster than the matmul at 65 columns."""
+
+
+def used_columns(flags: np.ndarray, at_least: int = 0) -> slice | np.ndarray:
+    """Where a 1-d boolean array holds: as `nonzero_span` when at least half of the span is used
+    (a view of the residual stream, no copy), else as indices (a copy of those columns only: a
+    layer that reads or writes a few columns scattered over the stream)."""
+    span, where = nonzero_span(flags, at_least), np.flatnonzero(flags)
+    return where if at_least <= where.size and 2 * where.size < span.stop - span.start else span
+
+
+def dense(w: np.ndarray, b: np.ndarray | None, writes: slice | np.ndarray | None = None) -> Dense:
     """`x @ w + b` cut to its nonzero rows and to `writes` (default: its nonzero columns)."""
     nonzero = w != 0
     if writes is None:
-        writes = nonzero_span(nonzero.any(axis=0) | (b != 0 if b is not None else False))
-    reads = nonzero_span(nonzero[:, writes].any(axis=1), at_least=2)  # NumPy's matmul is slow on one
+        writes = used_columns(nonzero.any(axis=0) | (b != 0 if b is not None else False))
+    reads = used_columns(nonzero[:, writes].any(axis=1), at_least=2)  # NumPy's matmul is slow on one
     kept_b = None if b is None or not b[writes].any() else b[writes].copy()
-    return Dense(reads, writes, np.ascontiguousarray(w[reads, writes]), kept_b)
+    kept = np.ascontiguousarray(w[reads][:, writes])
+    if kept.shape[0] >= PICKS_FROM and ((kept != 0).sum(axis=0) <= 1).all():
+        rows = np.argmax(kept != 0, axis=0)  # each output's one nonzero input (any, when it has none)
+        scales = kept[rows, np.arange(kept.shape[1])][None, :]
+        return Dense(reads, writes, scales, kept_b, np.arange(w.shape[0])[reads][rows])
+    return Dense(reads, writes, kept, kept_b)
 
 
 def kept_dims(used: np.ndarray) -> np.ndarray:
@@ -152,7 +174,7 @@ def attention_plan(c_attn: dict, c_proj: dict, n_head: int, d_head: int) -> Atte
         queries = slice(0, qk_columns.size)
         w[:, queries], b[queries], scale = w[:, queries] / scale, b[queries] / scale, 1.0
     proj = dense(c_proj["w"][v_columns], c_proj["b"])
-    if proj.writes.stop == proj.writes.start:
+    if proj.w.shape[1] == 0:
         return None
     return AttentionPlan(dense(w, b, slice(0, columns.size)), proj, n_head,
                          qk_columns.size // n_head, v_columns.size // n_head, scale)
@@ -161,7 +183,7 @@ def attention_plan(c_attn: dict, c_proj: dict, n_head: int, d_head: int) -> Atte
 def mlp_plan(c_fc: dict, c_proj: dict) -> MlpPlan | None:
     """The MLP sub-layer cut to what it reads and writes; None when it writes nothing."""
     proj = dense(c_proj["w"], c_proj["b"])
-    if proj.writes.stop == proj.writes.start:
+    if proj.w.shape[1] == 0:
         return None
     return MlpPlan(dense(c_fc["w"], c_fc["b"], slice(0, c_fc["w"].shape[1])), proj)
 

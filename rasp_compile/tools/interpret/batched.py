@@ -71,6 +71,21 @@ def evaluate_batch(program: ir.Program, inputs: Sequence[Sequence[ir.Value]], me
         return evaluate_each(program, inputs)
 
 
+def evaluate_vocab_indices(program: ir.Program, vocab: Sequence[ir.Value], picks: np.ndarray,
+                           memo: Memo | None = None) -> list:
+    """`evaluate_batch` of inputs of one length given as indices into `vocab`, picks [batch, n]
+    (input i is `[vocab[j] for j in picks[i]]`): the same results, without looking up each token
+    (`rasp-run --accuracy` draws its inputs so)."""
+    try:
+        tokens = _token_column_values(program)
+        vocab_codes = _token_codes({value: code for code, value in enumerate(tokens) if code}, [vocab])[0]
+        if picks.shape[1] > program.max_len:
+            raise LeftToReference
+        return _evaluate_codes(program, Column(vocab_codes[picks], tokens), {} if memo is None else memo)
+    except LeftToReference:
+        return evaluate_each(program, [[vocab[j] for j in row] for row in picks.tolist()])
+
+
 def _evaluate(program: ir.Program, inputs: Sequence, memo: Memo) -> list:
     tokens = _token_column_values(program)
     code_of = {value: code for code, value in enumerate(tokens) if code}
@@ -78,21 +93,24 @@ def _evaluate(program: ir.Program, inputs: Sequence, memo: Memo) -> list:
     for i, sequence in enumerate(inputs):
         by_length[len(sequence)].append(i)
     results: list = [None] * len(inputs)
-    nodes = program.nodes()
     for n, members in by_length.items():
         if n > program.max_len:
             raise LeftToReference
-        if n == 0:
-            for i in members:
-                results[i] = []
-            continue
-        rows = max(1, BATCH_CELLS // max(1, n * n))
-        for start in range(0, len(members), rows):
-            chosen = members[start:start + rows]
-            codes = _token_codes(code_of, [inputs[i] for i in chosen])
-            for i, result in zip(chosen, _run(program, nodes, Column(codes, tokens), memo)):
-                results[i] = result
+        codes = _token_codes(code_of, [inputs[i] for i in members]).reshape(len(members), n)
+        for i, result in zip(members, _evaluate_codes(program, Column(codes, tokens), memo)):
+            results[i] = result
     return results
+
+
+def _evaluate_codes(program: ir.Program, tokens: Column, memo: Memo) -> list:
+    """Per input of one length (the rows of `tokens`), its output or RaspRuntimeError; the batch
+    runs in slices of at most BATCH_CELLS selector cells."""
+    batch, n = tokens.codes.shape
+    if n == 0:
+        return [[] for _ in range(batch)]
+    rows, nodes = max(1, BATCH_CELLS // (n * n)), program.nodes()
+    return [result for start in range(0, batch, rows)
+            for result in _run(program, nodes, tokens[start:start + rows], memo)]
 
 
 def _token_column_values(program: ir.Program) -> list:
