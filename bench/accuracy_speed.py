@@ -16,19 +16,24 @@ the best of `--runs` runs, wall time:
 
 The two commands alternate, so that the load of the moment weighs on both alike. They run with
 Python's bytecode cache allowed (PYTHONDONTWRITEBYTECODE unset: a new process then reads its
-compiled modules instead of compiling ~100 of them) and one BLAS thread. Writes OUT (markdown: the
+compiled modules instead of compiling ~100 of them). Everything runs on one BLAS thread: on a
+shared machine a multi-threaded BLAS call waits for whichever thread the system has descheduled. Writes OUT (markdown: the
 machine, the settings, the table) and prints it.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
+
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # before NumPy loads its BLAS
+    os.environ.setdefault(_variable, "1")
+
+import argparse  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
