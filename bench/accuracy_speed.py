@@ -7,7 +7,8 @@ of another checkout of this project (an earlier commit), and where its time goes
 The program (programs/NAME.rasp) is compiled at `--max-len` into a weights file. Each figure is
 the best of `--runs` runs, wall time:
 
-  command, this checkout     `rasp-run WEIGHTS --accuracy --samples N`, a new process
+  command, this checkout     `rasp-run WEIGHTS --accuracy --samples N`, a new process: wall time,
+                             and its CPU time (user + system)
   command, --before DIR      the same command run from the checkout DIR (its own code, this Python)
   inputs                     drawing the sample (`accuracy.inputs_by_length`)
   interpreter                `interpret.evaluate_vocab_indices` on every batch, one memo for all
@@ -24,6 +25,7 @@ machine, the settings, the table) and prints it.
 from __future__ import annotations
 
 import os
+import resource
 
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # before NumPy loads its BLAS
     os.environ.setdefault(_variable, "1")
@@ -65,10 +67,13 @@ def command(checkout: Path, weights: Path, samples: int):
     env |= {"PYTHONPATH": str(checkout), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     argv = [sys.executable, "-m", "rasp_compile.cli.run_cmd", str(weights), "--accuracy", "--samples", str(samples)]
 
-    def run():
+    def run() -> float:  # the process's CPU seconds (user + system)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0 or "100.0%" not in done.stdout:
             raise SystemExit(f"{checkout}: rasp-run --accuracy failed or disagreed:\n{done.stdout}{done.stderr}")
+        return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return run
 
 
@@ -78,13 +83,15 @@ def checkout_name(path: Path) -> str:
     return f"commit {head.stdout.strip()}" if head.returncode == 0 else str(path)
 
 
-def alternating(runs: int, calls: list) -> list[float]:
-    """Per call, its best wall time over `runs` rounds in which the calls alternate."""
-    best = [float("inf")] * len(calls)
+def alternating(runs: int, calls: list) -> list[tuple[float, float]]:
+    """Per call, its best (wall time, CPU time) over `runs` rounds in which the calls alternate."""
+    wall, cpu = [float("inf")] * len(calls), [float("inf")] * len(calls)
     for _ in range(runs):
         for i, call in enumerate(calls):
-            best[i] = min(best[i], best_of(1, call))
-    return best
+            started = time.perf_counter()
+            cpu[i] = min(cpu[i], call())
+            wall[i] = min(wall[i], time.perf_counter() - started)
+    return list(zip(wall, cpu))
 
 
 def parts(model, program, samples: int, runs: int) -> list[tuple[str, float]]:
@@ -121,9 +128,12 @@ def report(args, figures: list[tuple[str, float]], count: int) -> str:
         *(f"| {what} | {s:.2f} | {count / s:,.0f} |" for what, s in figures), "",
     ]
     if args.before:
-        ratio = seconds[f"rasp-run --accuracy, {args.before_name}"] / seconds["rasp-run --accuracy, this checkout"]
-        lines.append(f"`rasp-run --accuracy`: {ratio:.1f}x the inputs per second of {args.before_name}, "
-                     "process start, imports and the check that meta.source compiles to these weights included.")
+        ratios = [seconds[f"rasp-run --accuracy, {args.before_name}{kind}"] / seconds[f"rasp-run --accuracy, this checkout{kind}"]
+                  for kind in ("", ", CPU time")]
+        lines.append(f"`rasp-run --accuracy`: {ratios[0]:.1f}x the inputs per second of {args.before_name} in wall "
+                     f"time, {ratios[1]:.1f}x in CPU time (process start, imports and the check that meta.source "
+                     "compiles to these weights included). On a loaded machine the CPU time is the steadier "
+                     "figure: a long run's wall time takes in more of the other sessions' load than a short one's.")
     return "\n".join(lines) + "\n"
 
 
@@ -144,7 +154,8 @@ def main() -> None:
         weights = Path(folder) / f"{args.program}.npz"
         save(model, weights)
         times = alternating(args.runs, [command(path, weights, args.samples) for _, path in checkouts])
-    figures = [(f"rasp-run --accuracy, {name}", s) for (name, _), s in zip(checkouts, times)]
+    figures = [(f"rasp-run --accuracy, {name}{kind}", s) for (name, _), (wall, cpu) in zip(checkouts, times)
+               for kind, s in (("", wall), (", CPU time", cpu))]
     text = report(args, figures + parts(model, program, args.samples, args.runs), args.samples)
     args.out.write_text(text)
     print(text, end="")
