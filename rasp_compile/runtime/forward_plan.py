@@ -2,31 +2,35 @@
 `forward.logits` runs.
 
 A compiled model is sparse: a layer reads a few columns of the residual stream and writes a few
-others, and a head uses few of its query, key and value dimensions. `plan` cuts every weight
-matrix to the block of rows and columns that holds its nonzero entries, once per call of `logits`
-(a plan costs about as much as a forward pass of a few sequences):
+others, a head uses few of its query, key and value dimensions, and many layers copy one input to
+each output. `plan` cuts every weight matrix to the rows and columns that hold its nonzero
+entries; `cached_plan` keeps the plans of the last few models run (building one costs about as
+much as a forward pass of a hundred short sequences):
 
-- a linear layer reads the contiguous range of residual columns where its weights have a nonzero
-  row, and writes the contiguous range where they (or the bias) have a nonzero column;
+- a linear layer reads the residual columns where its weights have a nonzero row, and writes those
+  where they (or the bias) have a nonzero column: a span of columns (a view) when at least half of
+  it is used, else the scattered columns themselves (a copy of just those);
+- a layer whose every output reads one input is a gather and a scaling instead of a matmul
+  (PICKS_FROM);
 - a head keeps the query/key dimensions where both its query and its key weights (bias included)
   are nonzero, and the value dimensions its output projection reads; every head of a layer keeps
   the same number (the largest), filled up with dimensions of its own that add zero;
-- a bias or a position embedding that is all zero is not added.
+- a sub-layer that writes nothing, a bias or a position embedding that is all zero is left out.
 
 Every term left out is a product with an exact zero, so each number computed is the sum of the
 same nonzero terms as in the full computation: results agree with `forward.gpt` to float rounding
 (the BLAS may add the terms in another order), and predictions are the same.
 
-Three more ways to the same numbers, cheaper in NumPy: a bias is added from a copy tiled to the
-chunk's rows (adding a short vector to every row loops in Python-level strides, about 7 times
-slower); relu takes its maximum with an array of zeros (NumPy's maximum against a scalar is not
-vectorised, about 6 times slower); and a softmax scale 1/sqrt(D) that is a power of two (D = 1, 4,
-16, 64, ...) is multiplied into the query weights, which scales every score exactly as dividing
+Three more ways to the same numbers, cheaper in NumPy (`Tiled`): a bias is added from a copy tiled
+to the chunk's rows (adding a short vector to every row runs one short inner loop per row, about 7
+times slower); relu takes its maximum with an array of zeros (NumPy's maximum against a scalar is
+not vectorised, about 6 times slower); and a softmax scale 1/sqrt(D) that is a power of two (D = 1,
+4, 16, 64, ...) is multiplied into the query weights, which scales every score exactly as dividing
 them does.
 
 Activations that overflow: `forward.logits` checks the logits and the final residual stream, so an
 inf or NaN anywhere in the stream is found, as in the full computation; only one that the full
-computation would multiply by a zero weight alone (0 · inf is NaN there) goes unseen.
+computation would multiply by zero weights alone (0 · inf is NaN there) goes unseen.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ class Dense:
 
 class Tiled:
     """Vectors repeated over rows, for element-wise operations between whole arrays of one shape
-    (a bias added to every row, zeros for relu): one per call of `logits`, grown to its largest chunk."""
+    (a bias added to every row, zeros for relu): one per plan, each grown to the largest chunk met
+    and sliced to the chunk at hand. Read only once made, so calls on one plan may share it."""
 
     def __init__(self):
         self.by_key: dict = {}
