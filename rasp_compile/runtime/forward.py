@@ -227,9 +227,11 @@ def _check_finite(*arrays) -> None:
 def logits(model: Model, ids: np.ndarray) -> np.ndarray:  # [batch, n] -> [batch, n, n_out]
     """The logits at every position; `ids` include BOS when the model has one (see `encode`).
 
-    `WeightsError` when they are not finite (the weights overflow the dtype). The logits suffice:
-    the residual stream only accumulates, so an inf/NaN in it reaches every logit, while an
-    overflow that never reaches it (a -inf pre-activation relu zeroes) is harmless."""
+    Runs `planned_gpt` (the pass on the nonzero part of each weight, forward_plan.py) over chunks
+    of the batch. `WeightsError` when the logits or the final residual stream are not finite (the
+    weights overflow the dtype): the stream only accumulates, so an inf/NaN anywhere in it is
+    still there at the end, even in a column no logit reads, while an overflow that never reaches
+    it (a -inf pre-activation relu zeroes) is harmless."""
     ids = np.asarray(ids)
     _check_ids(model, ids)
     cut, rows = cached_plan(model), _rows_per_chunk(model, ids.shape[1])
