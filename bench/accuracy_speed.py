@@ -132,8 +132,9 @@ def report(args, figures: list[tuple[str, float]], count: int) -> str:
                   for kind in ("", ", CPU time")]
         lines.append(f"`rasp-run --accuracy`: {ratios[0]:.1f}x the inputs per second of {args.before_name} in wall "
                      f"time, {ratios[1]:.1f}x in CPU time (process start, imports and the check that meta.source "
-                     "compiles to these weights included). On a loaded machine the CPU time is the steadier "
-                     "figure: a long run's wall time takes in more of the other sessions' load than a short one's.")
+                     "compiles to these weights included). Measure on a quiet machine: under other load both "
+                     "figures grow, a long run's more than a short one's (slower memory and caches slow even "
+                     "its CPU time), which flatters the faster command.")
     return "\n".join(lines) + "\n"
 
 
