@@ -185,7 +185,8 @@ def write_report(out: Path, cells: list[dict], batch: int, runs: int, threads: s
         f"Machine: {machine_line()}. Batch {batch} sequences of length max_len (BOS added), float32, "
         f"{threads}; after a warm-up, the best of at least {runs} alternating runs each, and of as many "
         f"as fit in {MIN_SECONDS:g} s. GFLOP/s ours: `count_flops` of the model at max_len + 1 "
-        f"positions, times the batch, over the time; GFLOP/s matmul: a float32 {MATMUL_SIZE}x{MATMUL_SIZE} "
+        f"positions (the model's FLOPs, every weight counted; the pass skips products with zero weights), "
+        f"times the batch, over the time; GFLOP/s matmul: a float32 {MATMUL_SIZE}x{MATMUL_SIZE} "
         "NumPy matmul in the same process, on the same threads.", "",
         markdown(table_rows(cells)), "", summary(cells), ""])
     out.mkdir(parents=True, exist_ok=True)

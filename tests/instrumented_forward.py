@@ -50,9 +50,14 @@ def _output_softmax(model: Model, logits):  # [batch, n, n_out] -> same; categor
 
 
 def count_whole_sequence(model: Model, ids: np.ndarray) -> int:  # ids [1, n]
-    """FLOPs performed by `forward.logits` (plus the output softmax) over every position."""
+    """FLOPs performed by `forward.gpt` (plus the output softmax) over every position: the pass
+    as docs/format.md writes it, every weight used. (`forward.logits` runs the same pass on the
+    nonzero part of each weight, forward_plan.py, and so does less on most models.)"""
     tally: list[int] = []
-    _output_softmax(model, forward.logits(_counted(model, counting_array_type(tally)), ids))
+    counted = _counted(model, counting_array_type(tally))
+    with np.errstate(all="ignore"):
+        out = forward.gpt(np.asarray(ids), **counted.nested(), **forward.hparams(model))
+    _output_softmax(model, out)
     return sum(tally)
 
 

@@ -13,6 +13,7 @@ import random
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -267,3 +268,25 @@ def test_the_interpreter_shares_no_code_with_the_value_set_inference():
             if isinstance(node, ast.ImportFrom):
                 imported.add(node.module or "")
     assert imported and not any("infer" in module or "compiler" in module for module in imported), imported
+
+
+# --- inputs as indices into a vocab (what rasp-run --accuracy draws) -------------------------------
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_vocab_indices_give_what_the_tokens_give(path: Path):
+    program = load_program(path)
+    vocab = list(program.vocab)
+    rng = random.Random(path.stem)
+    for n in (1, 2, min(program.max_len, 6)):
+        picks = [[rng.randrange(len(vocab)) for _ in range(n)] for _ in range(40)]
+        got = batched.evaluate_vocab_indices(program, vocab, np.array(picks, dtype=np.int64))
+        want = evaluate_each(program, [[vocab[j] for j in row] for row in picks])
+        assert [strictly(result) for result in got] == [strictly(result) for result in want]
+
+
+def test_vocab_indices_with_a_token_outside_the_vocab_are_left_to_the_reference():
+    program = program_of(ir.tokens)
+    with pytest.raises(InputError, match="not in the vocab"):
+        batched.evaluate_vocab_indices(program, [1, "x"], np.array([[0, 1]]))
+    assert batched.evaluate_vocab_indices(program, [1, "x"], np.array([[0, 0]])) == [[1, 1]]

@@ -4,22 +4,23 @@ The program is `meta.source`, at the model's max_len. Inputs: every sequence of 
 when there are at most EXHAUSTIVE_LIMIT of them, else `samples` seeded random inputs (uniform
 length, then uniform tokens). Per length: sequences, positions, agreeing positions, percent.
 Inputs on which the program itself is in error (the interpreter raises RaspRuntimeError, e.g. a
-categorical aggregate selecting two values) are counted apart, not as disagreements. The
-interpreter runs over each batch of inputs at once (`interpret.evaluate_batch`). A source that
+categorical aggregate selecting two values) are counted apart, not as disagreements. Inputs are
+drawn as arrays of vocab indices, one per length; the interpreter runs over each batch of them at
+once (`interpret.evaluate_vocab_indices`), and so does the model (ids looked up, not encoded). A source that
 cannot be the weights' program (another vocab, reference.source_mismatch) is refused; one that
 compiles to other weights than the file's is measured, and said so (reference.recompiled_differs).
 """
 
 from __future__ import annotations
 
-import random
 from itertools import product
 
+import numpy as np
 from rich.table import Table
 
 from ..errors import RaspRuntimeError
-from ..runtime.forward import input_vocab, predict
-from ..tools.interpret import evaluate_batch
+from ..runtime.forward import decode, encode, input_vocab, logits
+from ..tools.interpret import evaluate_vocab_indices
 from ..runtime.model import Model
 from ..safe_text import markup_safe
 from .common import CliError
@@ -34,17 +35,23 @@ BATCH = 4_096  # inputs per model call and interpreter call
 SHOWN_DISAGREEMENTS = 5
 
 
-def inputs_by_length(model: Model, samples: int, seed: int) -> tuple[str, dict[int, list]]:
-    """("exhaustive" or "sampled", {length: inputs})."""
-    vocab, max_len = input_vocab(model), model.meta["max_len"]
-    if sum(len(vocab) ** n for n in range(1, max_len + 1)) <= EXHAUSTIVE_LIMIT:
-        return "exhaustive", {n: [list(t) for t in product(vocab, repeat=n)] for n in range(1, max_len + 1)}
-    rng = random.Random(seed)
-    chosen: dict[int, list] = {n: [] for n in range(1, max_len + 1)}
-    for _ in range(samples):
-        n = rng.randint(1, max_len)
-        chosen[n].append([rng.choice(vocab) for _ in range(n)])
-    return "sampled", chosen
+def inputs_by_length(model: Model, samples: int, seed: int) -> tuple[str, dict[int, np.ndarray]]:
+    """("exhaustive" or "sampled", {length n: [inputs, n] indices into `input_vocab(model)`})."""
+    vocab_size, max_len = len(input_vocab(model)), model.meta["max_len"]
+    if sum(vocab_size ** n for n in range(1, max_len + 1)) <= EXHAUSTIVE_LIMIT:
+        return "exhaustive", {n: np.array(list(product(range(vocab_size), repeat=n)), dtype=np.int64)
+                              for n in range(1, max_len + 1)}
+    rng = np.random.default_rng(seed)
+    counts = np.bincount(rng.integers(1, max_len + 1, size=samples), minlength=max_len + 1)
+    return "sampled", {n: rng.integers(0, vocab_size, size=(counts[n], n)) for n in range(1, max_len + 1)}
+
+
+def model_outputs(model: Model, picks: np.ndarray) -> list[list]:
+    """`predict` on inputs of one length given as indices into `input_vocab(model)` [batch, n]:
+    the ids are looked up from the indices at once, not encoded token by token."""
+    bos, vocab_ids = model.meta["bos_id"], np.array(encode(model, input_vocab(model)), dtype=np.int64)
+    ids = vocab_ids[picks] if bos is None else np.insert(vocab_ids[1:][picks], 0, bos, axis=1)
+    return decode(model, logits(model, ids)[:, ids.shape[1] - picks.shape[1]:])
 
 
 def measure(model: Model, reference: Reference, samples: int, seed: int, progress: bool) -> dict:
@@ -59,27 +66,27 @@ def measure(model: Model, reference: Reference, samples: int, seed: int, progres
         raise CliError(f"error: {weights_path}: meta.source is not the program of these weights ({mismatch}); "
                        "--accuracy would compare the model with another program")
     mode, by_length = inputs_by_length(model, samples, seed)
-    total = sum(map(len, by_length.values()))
+    vocab = input_vocab(model)
     rows, disagreements, errors = [], [], []
     memo: dict = {}  # the interpreter's predicate tables, kept from batch to batch
     bar = progress_bar(progress)
     with shown_after(bar):
-        task = bar.add_task("comparing with the interpreter", total=total)
-        for n, inputs in by_length.items():
-            row = {"length": n, "sequences": len(inputs), "positions": 0, "agree": 0, "program_errors": 0}
-            for start in range(0, len(inputs), BATCH):
-                batch = inputs[start:start + BATCH]
-                expected = evaluate_batch(program, batch, memo)
-                for tokens, want, got in zip(batch, expected, predict(model, batch)):
+        task = bar.add_task("comparing with the interpreter", total=sum(map(len, by_length.values())))
+        for n, picks in by_length.items():
+            row = {"length": n, "sequences": len(picks), "positions": 0, "agree": 0, "program_errors": 0}
+            for start in range(0, len(picks), BATCH):
+                batch = picks[start:start + BATCH]
+                expected = evaluate_vocab_indices(program, vocab, batch, memo)
+                for chosen, want, got in zip(batch, expected, model_outputs(model, batch)):
                     if isinstance(want, RaspRuntimeError):
                         row["program_errors"] += 1
-                        errors.append({"input": join_tokens(model, tokens), "error": want.message})
+                        errors.append({"input": join_tokens(model, [vocab[j] for j in chosen]), "error": want.message})
                         continue
                     agree = [True] * len(want) if want == got else list(map(same_value, want, got))
                     row["positions"] += len(agree)
                     row["agree"] += sum(agree)
                     if not all(agree):
-                        disagreements.append({"input": join_tokens(model, tokens),
+                        disagreements.append({"input": join_tokens(model, [vocab[j] for j in chosen]),
                                               "expected": [value_text(v) for v in want],
                                               "got": [value_text(v) for v in got]})
                 bar.advance(task, len(batch))

@@ -41,6 +41,9 @@ MEMO_CELLS = 2**25
 """The most predicate-table cells a memo keeps (two bool tables each, 64 MB in all); past it
 the memo starts again empty."""
 
+PAIR_CELLS = 2**15
+"""Selector cells looked up at once (`_at_pairs`): 256 kB of indices, in the CPU's cache."""
+
 Memo = dict  # (select, its keys' values, its queries' values) -> (holds, failed) [key code, query code]
 
 
@@ -71,6 +74,21 @@ def evaluate_batch(program: ir.Program, inputs: Sequence[Sequence[ir.Value]], me
         return evaluate_each(program, inputs)
 
 
+def evaluate_vocab_indices(program: ir.Program, vocab: Sequence[ir.Value], picks: np.ndarray,
+                           memo: Memo | None = None) -> list:
+    """`evaluate_batch` of inputs of one length given as indices into `vocab`, picks [batch, n]
+    (input i is `[vocab[j] for j in picks[i]]`): the same results, without looking up each token
+    (`rasp-run --accuracy` draws its inputs so)."""
+    try:
+        tokens = _token_column_values(program)
+        vocab_codes = _token_codes({value: code for code, value in enumerate(tokens) if code}, [vocab])[0]
+        if picks.shape[1] > program.max_len:
+            raise LeftToReference
+        return _evaluate_codes(program, Column(vocab_codes[picks], tokens), {} if memo is None else memo)
+    except LeftToReference:
+        return evaluate_each(program, [[vocab[j] for j in row] for row in picks.tolist()])
+
+
 def _evaluate(program: ir.Program, inputs: Sequence, memo: Memo) -> list:
     tokens = _token_column_values(program)
     code_of = {value: code for code, value in enumerate(tokens) if code}
@@ -78,21 +96,24 @@ def _evaluate(program: ir.Program, inputs: Sequence, memo: Memo) -> list:
     for i, sequence in enumerate(inputs):
         by_length[len(sequence)].append(i)
     results: list = [None] * len(inputs)
-    nodes = program.nodes()
     for n, members in by_length.items():
         if n > program.max_len:
             raise LeftToReference
-        if n == 0:
-            for i in members:
-                results[i] = []
-            continue
-        rows = max(1, BATCH_CELLS // max(1, n * n))
-        for start in range(0, len(members), rows):
-            chosen = members[start:start + rows]
-            codes = _token_codes(code_of, [inputs[i] for i in chosen])
-            for i, result in zip(chosen, _run(program, nodes, Column(codes, tokens), memo)):
-                results[i] = result
+        codes = _token_codes(code_of, [inputs[i] for i in members]).reshape(len(members), n)
+        for i, result in zip(members, _evaluate_codes(program, Column(codes, tokens), memo)):
+            results[i] = result
     return results
+
+
+def _evaluate_codes(program: ir.Program, tokens: Column, memo: Memo) -> list:
+    """Per input of one length (the rows of `tokens`), its output or RaspRuntimeError; the batch
+    runs in slices of at most BATCH_CELLS selector cells."""
+    batch, n = tokens.codes.shape
+    if n == 0:
+        return [[] for _ in range(batch)]
+    rows, nodes = max(1, BATCH_CELLS // (n * n)), program.nodes()
+    return [result for start in range(0, batch, rows)
+            for result in _run(program, nodes, tokens[start:start + rows], memo)]
 
 
 def _token_column_values(program: ir.Program) -> list:
@@ -229,13 +250,26 @@ def _select(node: ir.Select, keys: Column, queries: Column, causal: bool, memo: 
     """[batch, n_query, n_key]: read off the predicate's table [key code, query code] (none,
     code 0, never selects). A pair where the predicate fails is an error only where it occurs."""
     holds, failed = _predicate_tables(node, keys.values, queries.values, memo)
-    pairs = keys.codes[:, None, :] * len(queries.values) + queries.codes[:, :, None]  # [batch, n_query, n_key]
-    selected = holds.ravel()[pairs]
+    selected = _at_pairs(holds, keys.codes, queries.codes)
     if failed.any():
-        occurs = failed.ravel()[pairs]
+        occurs = _at_pairs(failed, keys.codes, queries.codes)
         if (occurs & _causal_mask(keys.codes.shape[1]) if causal else occurs).any():
             raise LeftToReference  # the reference reports it, at the first input that meets it
     return selected & _causal_mask(keys.codes.shape[1]) if causal else selected
+
+
+def _at_pairs(table: np.ndarray, key_codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+    """table[key code, query code] at every (query, key) pair: [K, Q], 2 x [batch, n] ->
+    [batch, n_query, n_key]. A slice of rows at a time, of about PAIR_CELLS cells: the index of
+    every pair at once (8 bytes a cell, in fresh memory) took longer than the lookup itself."""
+    batch, n = key_codes.shape
+    out = np.empty((batch, n, n), dtype=table.dtype)
+    flat, key_rows = table.ravel(), key_codes * table.shape[1]
+    step = max(1, PAIR_CELLS // (n * n))
+    for start in range(0, batch, step):
+        rows = slice(start, start + step)
+        np.take(flat, key_rows[rows, None, :] + query_codes[rows, :, None], out=out[rows])
+    return out
 
 
 def _predicate_tables(node: ir.Select, keys: list, queries: list, memo: Memo) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,56 @@
+"""`rasp-run --accuracy`'s inputs and model path (cli/accuracy.py): inputs drawn as vocab-index
+arrays, and the model run on them, must be what `predict` gives on the same tokens."""
+
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+import pytest
+
+from model_zoo import model_variants, random_model
+from rasp_compile.cli.accuracy import inputs_by_length, model_outputs
+from rasp_compile.runtime import forward
+from rasp_compile.runtime.model import Model
+
+
+def test_sampled_inputs_are_seeded_and_cover_every_length():
+    model = random_model(0, max_len=5, n_tokens=3)
+    mode, by_length = inputs_by_length(model, 3_000, seed=4)
+    assert mode == "exhaustive"  # 3 + 9 + ... + 243 inputs: every one
+    model = random_model(0, max_len=12, n_tokens=3)
+    mode, by_length = inputs_by_length(model, 3_000, seed=4)
+    assert mode == "sampled" and sorted(by_length) == list(range(1, 13))
+    assert sum(map(len, by_length.values())) == 3_000
+    assert all(picks.shape[1] == n and picks.min() >= 0 and picks.max() < 3 for n, picks in by_length.items())
+    again = inputs_by_length(model, 3_000, seed=4)[1]
+    assert all(np.array_equal(by_length[n], again[n]) for n in by_length)
+    other = inputs_by_length(model, 3_000, seed=5)[1]
+    assert not all(np.array_equal(by_length[n], other[n]) for n in by_length)
+
+
+def test_exhaustive_inputs_are_every_sequence_once():
+    model = random_model(0, max_len=4, n_tokens=2)
+    mode, by_length = inputs_by_length(model, 10, seed=0)
+    assert mode == "exhaustive"
+    for n, picks in by_length.items():
+        assert sorted(map(tuple, picks.tolist())) == sorted(product(range(2), repeat=n))
+
+
+@pytest.mark.parametrize("name, kwargs", model_variants())
+def test_model_outputs_are_predict_on_the_same_tokens(name, kwargs):
+    model = random_model(7, max_len=6, **kwargs)
+    vocab = forward.input_vocab(model)
+    rng = np.random.default_rng(1)
+    for n in (1, 3, 6):
+        picks = rng.integers(0, len(vocab), size=(20, n))
+        tokens = [[vocab[j] for j in row] for row in picks.tolist()]
+        assert model_outputs(model, picks) == forward.predict(model, tokens)
+
+
+def test_decode_keeps_tuple_values_whole_and_null_as_none():
+    model = random_model(2)
+    values = [(1, 2), "t1", None]
+    model = Model({**model.meta, "output": {**model.meta["output"], "values": values}}, model.params)
+    token_logits = np.array([[[0.0, 1.0, 0.0], [3.0, 1.0, 0.0], [0.0, 0.0, 2.0], [1.0, 1.0, 0.0]]])
+    assert forward.decode(model, token_logits) == [["t1", (1, 2), None, (1, 2)]]  # a tie: the first column
