@@ -88,10 +88,8 @@ def _ignores(selector: ir.Select, keys: tuple, queries: tuple, side: int) -> boo
     (side 1) value, over every pair of values (a few: the vocab, say; never more than 4,096)."""
     if len(keys) * len(queries) > 4096:
         return False
-    rows = [[selector.holds(k, q) for k in keys] for q in queries]
-    if side == 0:
-        return all(len(set(row)) == 1 for row in rows)
-    return all(len({row[i] for row in rows}) == 1 for i in range(len(keys)))
+    held = selector.table(keys, queries)  # [key value, query value]
+    return bool(np.all(held == (held[:1, :] if side == 0 else held[:, :1])))
 
 
 def _embedded(out: Var, width: list[int]) -> Embed:
