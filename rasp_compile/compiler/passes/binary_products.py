@@ -28,13 +28,12 @@ from __future__ import annotations
 from typing import Callable
 
 from ... import ir
-from ...frontend.cooccurrence import meeting_means
 from ..lowering.positions import position_feature
 from ..lowering.state import LoweringState
 from ..ops import Embed, GatedMap, Linear
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, coordinate, sorted_values
-from .gated_maps import meeting_affine_pieces
+from .gated_maps import meeting, meeting_affine_pieces
 
 
 def product_by_digits(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Linear | None:
@@ -43,15 +42,12 @@ def product_by_digits(state: LoweringState, out: Var, fn: Callable, first: Var, 
     in x times the count on the pairs that meet; else None."""
     if out.encoding != ir.NUMERICAL:
         return None
-    node_of = {var: node for node, var in state.vars.items()}
     for x, position, x_first in ((first, second, True), (second, first, False)):
-        if x not in node_of or position not in node_of:
+        met = meeting(state, x, position)  # {length 1..n or index 0..n-1: the means meeting it}
+        if met is None:
             continue
-        meeting = meeting_means(node_of[x], node_of[position], state.value_sets, state.program, state.nullable)
-        if meeting is None:
-            continue
-        offset = 1 if isinstance(node_of[position], ir.Indices) else 0  # count = position value + offset
-        pieces = meeting_affine_pieces(fn if x_first else (lambda p, g: fn(g, p)), meeting)
+        offset = 1 - min(met)  # count = position value + offset: 0 for the length, 1 for the index
+        pieces = meeting_affine_pieces(fn if x_first else (lambda p, g: fn(g, p)), met)
         form = pieces and _affine_in_count({value + offset: line for value, line in pieces.items()})
         if form:
             return _digits_sum(state, out, x, form)

@@ -34,12 +34,12 @@ def gated_map(state: LoweringState, out: Var, fn: Callable, first: Var, second: 
     for x, gate, x_first in ((first, second, True), (second, first, False)):
         if x.encoding != ir.NUMERICAL:
             continue
-        meeting = _meeting(state, x, gate)
+        meeting_values = meeting(state, x, gate)
         gate = exact_categorical(state, gate)
         if gate is None or gate.may_be_none:
             continue
         op = GatedMap(out, x, gate, fn if x_first else (lambda p, g: fn(g, p)))
-        pieces = meeting_affine_pieces(op.fn, meeting) if meeting and out.encoding == ir.NUMERICAL else None
+        pieces = meeting_affine_pieces(op.fn, meeting_values) if meeting_values and out.encoding == ir.NUMERICAL else None
         if pieces is not None:  # lines through the values that meet: no answer elsewhere is needed
             return replaced(op, affine=pieces)
         if out.encoding == ir.NUMERICAL:
@@ -48,7 +48,7 @@ def gated_map(state: LoweringState, out: Var, fn: Callable, first: Var, second: 
     return None
 
 
-def _meeting(state: LoweringState, x: Var, gate: Var) -> dict | None:
+def meeting(state: LoweringState, x: Var, gate: Var) -> dict | None:
     """{gate value: the values of x that meet it} when x is a running mean and the gate the
     length or index that counts it (frontend/cooccurrence.py); None when every pair may meet."""
     node_of = {var: node for node, var in state.vars.items()}
