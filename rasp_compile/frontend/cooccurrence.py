@@ -48,27 +48,75 @@ def meeting_means(mean: ir.SOp, position: ir.SOp, sets: dict, program: ir.Progra
 
 def meeting_only(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable: set) -> Callable | None:
     """`node.fn` for a compiler that asks about every pair: on the pairs that meet it is
-    node.fn itself. A pair that never meets is free: it gets node.fn's own answer when that is
-    one of the s-op's values or, for an s-op of numbers, a number within their range (so a
-    function of one form for every length, `f * n > n - f * n` or `f + n`, keeps it), else fn at
-    the nearest mean that meets its position value (the lower one on a tie). No answer is then
-    beyond what the value set bounds, and a lambda failing on a pair the program never forms is
-    no error. None when every pair may meet."""
+    node.fn itself. A pair that never meets is free: it gets node.fn's own answer when
+    `writable` (one of the s-op's values or, for a numerical s-op, a number within their range:
+    so a function of one form for every length, `f * n > n - f * n` or `f + n`, keeps it), else
+    fn at the nearest mean that meets its position value (the lower one on a tie), which is one
+    of the s-op's values. A categorical s-op's one-hot has a coordinate for its values only, so
+    every answer is one of them; a lambda failing on a pair the program never forms is no error.
+    None when every pair may meet."""
+    oriented = _oriented_meeting(node, sets, program, nullable)
+    if oriented is None:
+        return None
+    return _filled(node.fn, *oriented, writable(sets[node], node.encoding))
+
+
+def meets(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable: set) -> Callable[[object, object], bool] | None:
+    """Whether a (first, second) value pair of `node` can meet at one position, when one input is
+    a mean counted by the position and the other the length or the index; None when every pair may."""
+    oriented = _oriented_meeting(node, sets, program, nullable)
+    if oriented is None:
+        return None
+    meeting, mean_first = oriented
+    by_position = {position: frozenset(means) for position, means in meeting.items()}
+    if mean_first:
+        return lambda first, second: first in by_position.get(second, ())
+    return lambda first, second: second in by_position.get(first, ())
+
+
+def meeting_pairs(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable: set) -> list[tuple] | None:
+    """The (first, second) value pairs of `node` that can meet at one position, in a fixed order
+    (position value, then mean), when one input is a mean counted by the position and the other
+    the length or the index; None when every pair may meet."""
+    oriented = _oriented_meeting(node, sets, program, nullable)
+    if oriented is None:
+        return None
+    meeting, mean_first = oriented
+    if mean_first:
+        return [(m, p) for p, means in meeting.items() for m in means]
+    return [(p, m) for p, means in meeting.items() for m in means]
+
+
+def writable(values: frozenset, encoding: str) -> Callable[[object], bool]:
+    """Whether an answer given where the program never looks can be written for an s-op of
+    `values` in `encoding`: a categorical s-op only writes its values (one coordinate each); a
+    numerical one of numbers any number within their range (one coordinate, magnitudes as its
+    values bound them)."""
+    numbers = encoding == ir.NUMERICAL and bool(values) and all(type(v) in (int, float) for v in values)
+    low, high = (min(values), max(values)) if numbers else (None, None)
+
+    def check(answer) -> bool:
+        if numbers and type(answer) in (int, float):
+            return low <= answer <= high
+        return answer in values
+
+    return check
+
+
+def _oriented_meeting(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable: set) -> tuple[dict, bool] | None:
+    """(meeting_means of node's mean and position, whether the mean is node's first input), or None."""
     for mean, position, mean_first in ((node.first, node.second, True), (node.second, node.first, False)):
         meeting = meeting_means(mean, position, sets, program, nullable)
         if meeting is not None:
-            return _filled(node.fn, meeting, mean_first, sets[node])
+            return meeting, mean_first
     return None
 
 
-def _filled(fn: Callable, meeting: dict, mean_first: bool, values: frozenset) -> Callable:
-    numbers = all(type(v) in (int, float) for v in values)
-    low, high = (min(values), max(values)) if numbers and values else (None, None)
-
+def _filled(fn: Callable, meeting: dict, mean_first: bool, writable_answer: Callable[[object], bool]) -> Callable:
     def call(first, second):
         try:
             answer = fn(first, second)
-            if answer in values or (low is not None and type(answer) in (int, float) and low <= answer <= high):
+            if writable_answer(answer):
                 return answer
         except Exception:  # noqa: BLE001 (any failure of user code on a pair that never meets is no error)
             pass
@@ -80,17 +128,3 @@ def _filled(fn: Callable, meeting: dict, mean_first: bool, values: frozenset) ->
         return fn(means[at], position) if mean_first else fn(position, means[at])
 
     return call
-
-
-def meeting_pairs(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable: set) -> list[tuple] | None:
-    """The (first, second) value pairs of `node` that can meet at one position, in a fixed order
-    (position value, then mean), when one input is a mean counted by the position and the other
-    the length or the index; None when every pair may meet."""
-    for mean, position, mean_first in ((node.first, node.second, True), (node.second, node.first, False)):
-        meeting = meeting_means(mean, position, sets, program, nullable)
-        if meeting is None:
-            continue
-        if mean_first:
-            return [(m, p) for p, means in meeting.items() for m in means]
-        return [(p, m) for p, means in meeting.items() for m in means]
-    return None

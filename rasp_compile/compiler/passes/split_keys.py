@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ... import ir
+from ...frontend.cooccurrence import meets
 from ...frontend.infer import ValueSets
 from ..lowering.positions import position_source
 from ..lowering.selectors import score_selector
@@ -50,7 +51,7 @@ def split_answer(state: LoweringState, node: ir.Aggregate, out: Var, whole: Atte
     op summing them, when those heads all come before the sub-layer `whole` would take; else None."""
     if node is not state.program.output:
         return None
-    split = split_selectors(node.selector, state.value_sets, state.nullable, MAX_SPLIT_COLUMNS, sort_key)
+    split = split_selectors(node.selector, state.value_sets, state.program, state.nullable, MAX_SPLIT_COLUMNS, sort_key)
     if split is None:
         return None
     parts, table_inputs = split
@@ -91,7 +92,7 @@ def _summed(out: Var, heads: list[Attend], default) -> Linear:
 
 
 def split_selectors(
-    selector: ir.Selector, value_sets: ValueSets, nullable: set, max_columns: int, order: Callable
+    selector: ir.Selector, value_sets: ValueSets, program: ir.Program, nullable: set, max_columns: int, order: Callable
 ) -> tuple[list[ir.Selector], tuple[ir.SOp, ir.SOp]] | None:
     """One selector per value j of the smaller input of the first select (among the top-level
     `and`s) whose keys are a sequence_map, as the module docstring writes it, in `order` of j;
@@ -107,12 +108,16 @@ def split_selectors(
             rest = conjuncts[:i] + conjuncts[i + 1 :]
             if select.keys.encoding == ir.NUMERICAL and {select.keys.first, select.keys.second} & nullable:
                 return None
-            return _parts(select, rest, value_sets, max_columns, order)
+            meeting = meets(select.keys, value_sets, program, nullable) or (lambda _x, _y: True)
+            return _parts(select, rest, value_sets, meeting, max_columns, order)
     return None
 
 
-def _parts(select: ir.Select, rest: list, value_sets: ValueSets, max_columns: int, order: Callable) -> tuple | None:
-    """split_selectors' answer for `select`, whose keys are the table, and the other conjuncts."""
+def _parts(select: ir.Select, rest: list, value_sets: ValueSets, meeting: Callable, max_columns: int,
+           order: Callable) -> tuple | None:
+    """split_selectors' answer for `select`, whose keys are the table, and the other conjuncts; a
+    pair of the table's inputs that never meets (`meeting`, frontend/cooccurrence.py) is never
+    selected, and the table's function is not called on it."""
     table = select.keys
     split_first = len(value_sets[table.first]) <= len(value_sets[table.second])
     x, y = (table.first, table.second) if split_first else (table.second, table.first)
@@ -121,9 +126,10 @@ def _parts(select: ir.Select, rest: list, value_sets: ValueSets, max_columns: in
         return None
     parts = []
     for j in sorted(value_sets[x], key=order):
+        pairs = {other: (j, other) if split_first else (other, j) for other in value_sets[y]}
         selected = {
-            (other, q): select.holds(table.fn(j, other) if split_first else table.fn(other, j), q)
-            for other in value_sets[y]
+            (other, q): meeting(*pair) and select.holds(table.fn(*pair), q)
+            for other, pair in pairs.items()
             for q in queries
         }
         if not any(selected.values()):
