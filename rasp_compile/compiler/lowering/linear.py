@@ -43,15 +43,18 @@ def _close(a: Vector, b: Vector) -> bool:
     return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) <= LINEAR_TOLERANCE * max(1.0, abs(a.get(k, 0.0))) for k in a.keys() | b.keys())
 
 
-def linear_form(out: Var, fn: Callable, inputs: tuple[Var, ...], writer_of: Callable[[Var], Op]) -> Linear | None:
-    """`out = fn(*inputs)` as a Linear op over non-Linear variables, or None if it is not linear."""
+def linear_form(out: Var, fn: Callable, inputs: tuple[Var, ...], writer_of: Callable[[Var], Op],
+                possible: list[tuple] | None = None) -> Linear | None:
+    """`out = fn(*inputs)` as a Linear op over non-Linear variables, or None if it is not linear
+    on every combination of the inputs' values (on those of `possible` only, when given: the
+    combinations that can occur)."""
     try:
-        return _linear_form(out, fn, inputs, writer_of)
+        return _linear_form(out, fn, inputs, writer_of, possible)
     except (TypeError, ValueError, ZeroDivisionError):
         return None  # values that do not behave as numbers: not linear
 
 
-def _linear_form(out, fn, inputs, writer_of) -> Linear | None:
+def _linear_form(out, fn, inputs, writer_of, possible) -> Linear | None:
     if len(inputs) == 1 and inputs[0].encoding == ir.CATEGORICAL:
         weights = {(inputs[0], v): out.encode(fn(v)) for v in inputs[0].values}
         return substituted(Linear(out, weights, {}), writer_of)
@@ -64,7 +67,7 @@ def _linear_form(out, fn, inputs, writer_of) -> Linear | None:
     numbers = [(x, part, values) for x, part, values in zip(inputs, sampled or (), samples) if x.encoding != ir.CATEGORICAL]
     if sampled is None or any(_slope(x, part, values) is None for x, part, values in numbers):
         return None
-    parts = _separated(out, fn, inputs, base, base_vector, tuple(x.values for x in inputs))
+    parts = _separated(out, fn, inputs, base, base_vector, tuple(x.values for x in inputs), possible)
     if parts is None:
         return None
     weights, bias = {}, dict(base_vector)
@@ -81,11 +84,11 @@ def _linear_form(out, fn, inputs, writer_of) -> Linear | None:
     return substituted(Linear(out, weights, bias), writer_of)
 
 
-def _separated(out, fn, inputs, base, base_vector, domains) -> list | None:
+def _separated(out, fn, inputs, base, base_vector, domains, possible=None) -> list | None:
     """The parts of each input (`_part`, over its values in `domains`) when enc f is their sum
-    on every combination of `domains`; else None."""
+    on every combination of `domains` (of `possible`, when given); else None."""
     parts = [_part(out, fn, inputs, base, base_vector, i, domains[i]) for i in range(len(inputs))]
-    for combination in product(*domains):
+    for combination in product(*domains) if possible is None else possible:
         expected = dict(base_vector)
         for part, value in zip(parts, combination):
             _add(expected, part[value])

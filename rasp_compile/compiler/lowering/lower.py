@@ -30,6 +30,7 @@ from ...frontend.infer import ValueSets, nullable_sops
 from ..ops import Attend, Embed, Graph, NumericMLP, Op, TableMLP, plain_readout
 from ..primitives.selector_width import bos_shares, bos_weight, width_from_share
 from ..variables import Var
+from .pairs import check_pair_limit
 from .positions import possible_pairs
 from .rewrites import Rewrites, first_answer
 from .selectors import score_selector
@@ -81,7 +82,7 @@ def _op_for(state: LoweringState, node: ir.SOp, out: Var) -> Op:
         return _map_op(state, out, node.fn, state.vars[node.inner])
     if isinstance(node, ir.SequenceMap):  # a running mean and the length: only the pairs that meet
         fn = meeting_only(node, state.value_sets, state.program, state.nullable) or node.fn
-        return _sequence_map_op(state, out, fn, state.vars[node.first], state.vars[node.second])
+        return _sequence_map_op(state, out, fn, state.vars[node.first], state.vars[node.second], node)
     if isinstance(node, ir.SelectorWidth):
         return _width_ops(state, node.selector, out)
     if isinstance(node, ir.Aggregate):
@@ -98,12 +99,13 @@ def _map_op(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Op:
     return NumericMLP(out, inner, fn)
 
 
-def _sequence_map_op(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Op:
+def _sequence_map_op(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var, where: ir.SOp) -> Op:
     if first is second:  # one variable twice (`x * x`): a map of it
         return _map_op(state, out, lambda v: fn(v, v), first)
     rewritten = first_answer(state.rewrites.sequence_map, state, out, fn, first, second)
     if rewritten is not None:
         return rewritten
+    check_pair_limit(where, first, second)  # the views and the table ask about every pair
     first_view = categorical_view(state, first, lambda x: tuple(fn(x, y) for y in second.values))
     second_view = categorical_view(state, second, lambda y: tuple(fn(x, y) for x in first.values))
     return TableMLP(out, (first_view, second_view), fn, possible=possible_pairs(state, first_view, second_view))

@@ -28,12 +28,13 @@ from __future__ import annotations
 from typing import Callable
 
 from ... import ir
+from ..lowering.pairs import meeting
 from ..lowering.positions import position_feature
 from ..lowering.state import LoweringState
 from ..ops import Embed, GatedMap, Linear
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, coordinate, sorted_values
-from .gated_maps import meeting, meeting_affine_pieces
+from .gated_maps import meeting_affine_pieces
 
 
 def product_by_digits(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Linear | None:

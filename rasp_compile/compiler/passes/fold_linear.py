@@ -22,6 +22,7 @@ from typing import Callable
 
 from ... import ir
 from ..lowering.linear import linear_form
+from ..lowering.pairs import meeting_pairs_of, within_pair_limit
 from ..lowering.state import LoweringState
 from ..lowering.views import viewed_number
 from ..ops import Linear, NumericMLP
@@ -44,22 +45,30 @@ def linear_map(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Line
 
 
 def linear_sequence_map(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Linear | None:
-    """`out = fn(first, second)` folded, when it is linear."""
-    return linear_op(state, out, fn, (first, second))
+    """`out = fn(first, second)` folded, when it is linear: on the pairs that meet, for a running
+    mean and its count (lowering/pairs.py); else on every pair, when there are not too many to ask."""
+    possible = meeting_pairs_of(state, first, second)
+    if possible is None and not within_pair_limit(first, second):
+        return None
+    return linear_op(state, out, fn, (first, second), possible)
 
 
-def linear_op(state: LoweringState, out: Var, fn: Callable, inputs: tuple[Var, ...]) -> Linear | None:
+def linear_op(state: LoweringState, out: Var, fn: Callable, inputs: tuple[Var, ...],
+              possible: list[tuple] | None = None) -> Linear | None:
     """`out = fn(*inputs)` as a Linear op, reading through as many views as stay linear and
-    within FOLD_TOLERANCE (module docstring); None when the map is not linear."""
+    within FOLD_TOLERANCE (module docstring); None when the map is not linear (on the input
+    combinations of `possible`, when given, which reads through no view)."""
     views = [viewed_number(state, x) for x in inputs] if out.encoding == ir.NUMERICAL else []
-    if not any(views):
-        return linear_form(out, fn, inputs, state.writer.get)
+    if not any(views) or possible is not None:
+        return linear_form(out, fn, inputs, state.writer.get, possible)
     tolerance = FOLD_TOLERANCE * max(1.0, largest_magnitude(out.values))
     present = [view for view in views if view]
     for k in range(len(present), -1, -1):  # read through as many views as stay linear
         for through in combinations(present, k):
             chosen = [view if view in through else None for view in views]
             numbers = tuple(view.input if view else x for view, x in zip(chosen, inputs))
+            if len(numbers) == 2 and not within_pair_limit(*numbers):
+                continue  # too many pairs of the numbers behind the views to ask about
             form = linear_form(out, _compose_each(fn, [view and view.fn for view in chosen]), numbers, state.writer.get)
             if form is not None and _fold_error(form, [v for v in present if v not in through]) <= tolerance:
                 return form

@@ -20,8 +20,8 @@ from typing import Callable
 import numpy as np
 
 from ... import ir
-from ...frontend.cooccurrence import meeting_means
 from ...frontend.infer import is_number
+from ..lowering.pairs import meeting, within_pair_limit
 from ..lowering.state import LoweringState
 from ..ops import Embed, GatedMap, Linear, Op, TableMLP, replaced
 from ..tolerances import LINEAR_TOLERANCE
@@ -42,19 +42,12 @@ def gated_map(state: LoweringState, out: Var, fn: Callable, first: Var, second: 
         pieces = meeting_affine_pieces(op.fn, meeting_values) if meeting_values and out.encoding == ir.NUMERICAL else None
         if pieces is not None:  # lines through the values that meet: no answer elsewhere is needed
             return replaced(op, affine=pieces)
+        if not within_pair_limit(x, gate):
+            return None  # its answers at every pair: the plain construction refuses it (lowering/pairs.py)
         if out.encoding == ir.NUMERICAL:
             op = replaced(op, affine=affine_pieces(op))  # from the same table of answers the steps would use
         return op
     return None
-
-
-def meeting(state: LoweringState, x: Var, gate: Var) -> dict | None:
-    """{gate value: the values of x that meet it} when x is a running mean and the gate the
-    length or index that counts it (frontend/cooccurrence.py); None when every pair may meet."""
-    node_of = {var: node for node, var in state.vars.items()}
-    if x not in node_of or gate not in node_of:
-        return None
-    return meeting_means(node_of[x], node_of[gate], state.value_sets, state.program, state.nullable)
 
 
 def exact_categorical(state: LoweringState, var: Var) -> Var | None:
