@@ -49,7 +49,7 @@ def meeting_means(mean: ir.SOp, position: ir.SOp, sets: dict, program: ir.Progra
 def meeting_only(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable: set) -> Callable | None:
     """`node.fn` for a compiler that asks about every pair: on the pairs that meet it is
     node.fn itself. A pair that never meets is free: it gets node.fn's own answer when
-    `writable` (one of the s-op's values or, for a numerical s-op, a number within their range:
+    `_writable` (one of the s-op's values or, for a numerical s-op, a number within their range:
     so a function of one form for every length, `f * n > n - f * n` or `f + n`, keeps it), else
     fn at the nearest mean that meets its position value (the lower one on a tie), which is one
     of the s-op's values. A categorical s-op's one-hot has a coordinate for its values only, so
@@ -58,7 +58,7 @@ def meeting_only(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable
     oriented = _oriented_meeting(node, sets, program, nullable)
     if oriented is None:
         return None
-    return _filled(node.fn, *oriented, writable(sets[node], node.encoding))
+    return _filled(node.fn, *oriented, _writable(sets[node], node.encoding))
 
 
 def meets(node: ir.SequenceMap, sets: dict, program: ir.Program, nullable: set) -> Callable[[object, object], bool] | None:
@@ -87,7 +87,7 @@ def meeting_pairs(node: ir.SequenceMap, sets: dict, program: ir.Program, nullabl
     return [(p, m) for p, means in meeting.items() for m in means]
 
 
-def writable(values: frozenset, encoding: str) -> Callable[[object], bool]:
+def _writable(values: frozenset, encoding: str) -> Callable[[object], bool]:
     """Whether an answer given where the program never looks can be written for an s-op of
     `values` in `encoding`: a categorical s-op only writes its values (one coordinate each); a
     numerical one of numbers any number within their range (one coordinate, magnitudes as its
