@@ -124,8 +124,8 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set
         return set(range(n))
     if isinstance(node, ir.Length):
         return set(range(1, n + 1))
-    if isinstance(node, ir.SelectorWidth):
-        return set(range(0, n + 1))
+    if isinstance(node, ir.SelectorWidth):  # never 0 where every query selects a key
+        return set(range(1 if always_selects(node.selector, sets, n, nullable) else 0, n + 1))
     # Functions are tried in a fixed order of their arguments, so the first failure reported is
     # the same in every run.
     groups = twins[node]
