@@ -90,8 +90,9 @@ def infer_value_sets(program: ir.Program) -> ValueSets:
         try:
             if isinstance(node, ir.Select):
                 _check_predicate(node, sets)
-                check_predicate(node, _ordered(sets[node.keys]), _ordered(sets[node.queries]),
-                                twins[node.keys], twins[node.queries])
+                if twins[node.keys] or twins[node.queries]:
+                    check_predicate(node, _ordered(sets[node.keys]), _ordered(sets[node.queries]),
+                                    twins[node.keys], twins[node.queries])
             elif not isinstance(node, ir.Selector):
                 twins[node] = {}
                 sets[node] = _value_set(node, sets, program, nullable, twins)
