@@ -7,6 +7,7 @@ nothing of the graph, so the frontend's evaluators and the IR share it without a
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 from dataclasses import dataclass, field
@@ -14,7 +15,6 @@ from typing import Callable, Union
 
 import numpy as np
 
-from .canonical_floats import canonical
 from .errors import Loc
 from .safe_text import shortened
 
@@ -37,17 +37,42 @@ class Fn:
     on_arrays: Callable[..., np.ndarray] | None = field(default=None, repr=False)  # frontend/lambda_arrays.py
 
     def __call__(self, *args: Value) -> Value:
-        """`call(*args)`, canonical (floats snapped), computed once per distinct arguments:
+        """`call(*args)`, exactly as Python computes it, computed once per distinct arguments:
         inference, compilation and the interpreter all ask for the same combinations."""
-        key = args + tuple(map(type, args))  # 1, 1.0 and True are equal, not the same
+        key = tuple(map(identity_key, args))  # 1, 1.0 and True are equal, not the same; nor are 0.0 and -0.0
         if key not in self.results:
-            result = canonical(python_value(self.call(*args)))
+            result = python_value(self.call(*args))
             if result is None:  # none comes from an aggregate that selects nothing, never from a function
                 raise TypeError(f"it returns None; a function returns a value ({VALUE_TEXT})")
             if not isinstance(result, VALUE_TYPES):
                 raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
             self.results[key] = result
         return self.results[key]
+
+
+def identity_key(value) -> tuple:
+    """A key that only values Python tells apart by more than `==` do not share: the type, the
+    value and, for a float, its sign (so 2 and 2.0, 1 and True, 0.0 and -0.0 get different keys),
+    item by item in a tuple. Two values with the same key behave alike under every function."""
+    kind = type(value)
+    if kind is tuple:
+        return (tuple, tuple(map(identity_key, value)))
+    if kind is float:
+        return (float, value, math.copysign(1.0, value))
+    return (kind, value)
+
+
+def same_value(a, b) -> bool:
+    """Whether `a` and `b` are one value to Python in every respect, not only under `==`: the
+    same as `identity_key(a) == identity_key(b)`, without building the keys."""
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if kind is tuple:
+        return len(a) == len(b) and all(map(same_value, a, b))
+    return a == b
 
 
 def python_value(value):
@@ -147,6 +172,6 @@ def predicate_table(predicate: str | Fn, keys, queries) -> np.ndarray | None:
             held = predicate.on_arrays(k, q)
         except Declined:
             return None
-    if held.dtype.kind not in "biu":  # a float's truth would follow its snapped value (canonical_floats)
+    if held.dtype.kind not in "biu":  # a predicate returning numbers: ask pair by pair
         return None
     return np.broadcast_to(held.astype(bool), k.shape)

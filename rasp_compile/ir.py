@@ -31,7 +31,6 @@ from typing import Callable, Iterator, Union
 
 import numpy as np
 
-from .canonical_floats import SNAP_DENOMINATOR, SNAP_TOLERANCE, canonical  # noqa: F401 (ir.canonical)
 from .element_fn import (  # noqa: F401 (re-exported: ir.Fn, ir.as_fn, ir.compare, ...)
     COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity, predicate_table,
 )

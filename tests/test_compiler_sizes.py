@@ -81,24 +81,26 @@ def test_sort_range_select_reads_the_index_once():
 
 
 def test_sort_keeps_only_the_key_features_of_its_widths():
-    """Only the range select reads the two widths' one-hots (2 x 20 coordinates: value 0's
-    column of each table is zero): head-features writes its 20 key columns instead and pruning
-    drops the one-hots; the index, one coordinate per column, stays as it is."""
+    """Only the range select reads the two widths' one-hots (20 + 19 coordinates: value 0's
+    column of each table is zero, and `not_larger`, a `<=` of the keys against themselves, is
+    never 0): head-features writes its 20 key columns instead and pruning drops the one-hots; the
+    index, one coordinate per column, stays as it is."""
     model = _sort_at_20()
     labels = model.meta["residual"]
     assert not any(label.startswith(("smaller:", "not_larger:")) for label in labels)
     assert sum(label.startswith("indices:") for label in labels) == 19
     assert model.d_model == 48
     plain = _sort_at_20(["head-features"])
-    assert sum(label.startswith(("smaller:", "not_larger:")) for label in plain.meta["residual"]) == 40
-    assert plain.d_model == 68
+    assert sum(label.startswith(("smaller:", "not_larger:")) for label in plain.meta["residual"]) == 39
+    assert plain.d_model == 67
 
 
 def test_sort_widths_are_interpolated_with_one_unit_per_value():
     """The widths feed only a categorical aggregate's select, so each is decoded by its polyline
-    through 21 values (20 units) instead of 20 flat steps (40 units)."""
-    assert _sort_at_20().meta["layers"][0]["d_mlp"] == 40
-    assert _sort_at_20(["interpolated-steps"]).meta["layers"][0]["d_mlp"] == 80
+    through its values (21 for `smaller`, 20 units; 20 for `not_larger`, which is never 0, 19)
+    instead of flat steps (40 and 38 units)."""
+    assert _sort_at_20().meta["layers"][0]["d_mlp"] == 39
+    assert _sort_at_20(["interpolated-steps"]).meta["layers"][0]["d_mlp"] == 78
 
 
 def test_the_linear_read_out_search_gives_up_within_its_budget():

@@ -18,6 +18,7 @@ from ..errors import Loc, RaspNameError, RaspTypeError, RaspValueError
 from .calls import BuiltinCall, check_callable, not_a_function
 from .defs import expand
 from .elementwise import constant_sop
+from .lambda_calls import reason
 from .infer import is_number
 from .scope import BUILTIN_FUNCTIONS, BUILTIN_SOPS, SCALAR, Binding, Scope, Value, check_bindable, kind
 
@@ -161,4 +162,4 @@ def _fold(e: ast.Node, failed: str, compute: Callable[[], Value]) -> Value:
     try:
         return compute()
     except Exception as failure:  # the evaluator's refusals and Python's own (1 / 0, "a" < 1)
-        raise RaspValueError(f"{failed}: {failure}", e.loc) from None
+        raise RaspValueError(f"{failed}: {reason(failure)}", e.loc) from None

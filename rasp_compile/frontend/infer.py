@@ -20,6 +20,7 @@ from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
 from .lambda_calls import call_checked, describe
 from .cooccurrence import meeting_pairs
 from .means import MAX_MEANS, possible_means
+from .twins import Groups, calls_with_twins, check_output, check_predicate, members, note_twin
 
 MAX_VALUES = 100_000
 """The largest value set a categorical s-op may have; beyond it compiling a one-hot would be absurd."""
@@ -32,6 +33,7 @@ MAX_COMBINATIONS = 2_000_000
 """The most value pairs a sequence_map or select lambda is tried on (each pair is one call)."""
 
 ValueSets = dict  # dict[ir.SOp, frozenset[ir.Value]], keyed by node identity
+Twins = dict  # dict[ir.SOp, twins.Groups]: an s-op's values equal to others of its set but not the same
 
 
 def is_number(value: object) -> bool:
@@ -79,28 +81,43 @@ def nullable_sops(program: ir.Program) -> set:
 
 
 def infer_value_sets(program: ir.Program) -> ValueSets:
-    """The value set of every s-op of `program`; checks every lambda on every combination."""
+    """The value set of every s-op of `program`; checks every lambda on every combination, and
+    refuses a program that tells apart values equal to Python but not the same (frontend/twins.py)."""
     sets: ValueSets = {}
+    twins: Twins = {}
     nullable = nullable_sops(program)
     for node in program.nodes():
         try:
             if isinstance(node, ir.Select):
                 _check_predicate(node, sets)
+                if twins[node.keys] or twins[node.queries]:
+                    check_predicate(node, _ordered(sets[node.keys]), _ordered(sets[node.queries]),
+                                    twins[node.keys], twins[node.queries])
             elif not isinstance(node, ir.Selector):
-                sets[node] = _value_set(node, sets, program, nullable)
+                twins[node] = {}
+                sets[node] = _value_set(node, sets, program, nullable, twins)
         except RaspError as error:
             raise attributed(error, describe(node)) from None
+    check_output(program, twins[program.output])
     return sets
 
 
-def _value_set(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set) -> frozenset:
-    values = _values_of(node, sets, program, nullable)
+def _value_set(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set, twins: Twins) -> frozenset:
+    values = _values_of(node, sets, program, nullable, twins)
     if node.encoding == ir.NUMERICAL and any(child in nullable for child in node.children()):
-        values.add(0)  # a numerical map of none is 0
+        _joined(values, 0, twins[node])  # a numerical map of none is 0
     return _checked_set(values, node)
 
 
-def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set) -> set:
+def _joined(values: set, value, groups: Groups) -> None:
+    """Add `value` to `values`, as a twin of the member equal to it if there is one."""
+    if value in values:
+        note_twin(groups, next(v for v in values if v == value), value)
+    else:
+        values.add(value)
+
+
+def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set, twins: Twins) -> set:
     n = program.max_len
     if isinstance(node, ir.Tokens):
         return _vocab_set(program)
@@ -108,22 +125,27 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set
         return set(range(n))
     if isinstance(node, ir.Length):
         return set(range(1, n + 1))
-    if isinstance(node, ir.SelectorWidth):
-        return set(range(0, n + 1))
+    if isinstance(node, ir.SelectorWidth):  # never 0 where every query selects a key
+        return set(range(1 if always_selects(node.selector, sets, n, nullable) else 0, n + 1))
     # Functions are tried in a fixed order of their arguments, so the first failure reported is
     # the same in every run.
+    groups = twins[node]
     if isinstance(node, ir.Map):
-        return _distinct_values((call_checked(node.fn, (x,), node) for x in _ordered(sets[node.inner])), node)
+        calls = calls_with_twins(node.fn, node, ((x,) for x in _ordered(sets[node.inner])), [twins[node.inner]])
+        return _distinct_values(calls, node, groups)
     if isinstance(node, ir.SequenceMap):
-        if node.first is node.second:  # one s-op twice: only equal values meet
-            return _distinct_values((call_checked(node.fn, (x, x), node) for x in _ordered(sets[node.first])), node)
+        if node.first is node.second:  # one s-op twice: only equal values meet (a twin meets itself)
+            calls = calls_with_twins(node.fn, node, ((x, x) for x in _ordered(sets[node.first])),
+                                     [twins[node.first]] * 2, diagonal=True)
+            return _distinct_values(calls, node, groups)
         pairs = meeting_pairs(node, sets, program, nullable)  # a running mean and the length: fewer pairs
         if pairs is None:
             _check_combinations(node, sets[node.first], sets[node.second])
             pairs = product(_ordered(sets[node.first]), _ordered(sets[node.second]))
-        return _distinct_values((call_checked(node.fn, (x, y), node) for x, y in pairs), node)
+        calls = calls_with_twins(node.fn, node, pairs, [twins[node.first], twins[node.second]])
+        return _distinct_values(calls, node, groups)
     if isinstance(node, ir.Aggregate):
-        return _aggregate_values(node, sets, n)
+        return _aggregate_values(node, sets, n, twins, nullable)
     raise TypeError(f"no value-set rule for {type(node).__name__}")
 
 
@@ -146,8 +168,8 @@ def _ordered(values) -> list:
     return sorted(values, key=value_order)
 
 
-def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int) -> set:
-    inner = sets[node.sop]
+def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int, twins: Twins, nullable: set) -> set:
+    inner, groups = sets[node.sop], twins[node]
     if node.encoding == ir.NUMERICAL:
         if node.sop.encoding != ir.NUMERICAL:
             raise RaspTypeError(
@@ -158,37 +180,26 @@ def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int) -> set:
         default = 0 if node.default is None else node.default
         if not is_number(default):
             raise RaspTypeError(f"a numerical aggregate needs a numeric default, not {default!r}", node.loc)
-        return possible_means(inner, most_selected(node.selector, sets, n), node) | {default}
-    if node.default is None:
-        return set(inner)
-    return _distinct_values([*inner, node.default], node)
+        means = possible_means(inner, most_selected(node.selector, sets, n), node)  # floats, never -0.0
+        _joined(means, default, {} if always_selects(node.selector, sets, n, nullable) else groups)
+        return means
+    values = [v for value in _ordered(inner) for v in members(twins[node.sop], value)]
+    return _distinct_values(values if node.default is None else [*values, node.default], node, groups)
 
 
-def _distinct_values(values, node: ir.SOp) -> set:
+def _distinct_values(values, node: ir.SOp, groups: Groups) -> set:
     """The set of `values`, refused (as `_checked_set` would) as soon as it passes its limit:
-    a sequence_map of two means tried 1.7 million pairs for 40 s before. For a categorical s-op,
-    RaspValueError if a boolean and a number equal to it both occur (false and 0, true and 1.0):
-    one value to a set, and so to the model's one-hot, which would print it as whichever came
-    first where the interpreter shows the other."""
+    a sequence_map of two means tried 1.7 million pairs for 40 s before. Values equal to one kept
+    but not the same (2.0 beside 2) go to `groups` (twins.grouped)."""
     kept: dict = {}
     limit = most_values(node)
     for value in values:
         first = kept.setdefault(value, value)
+        if first is not value:
+            note_twin(groups, first, value)
         if len(kept) > limit + 1:  # + 1: None, which _checked_set drops, may be among them
             raise _too_many_values(node)
-        if node.encoding != ir.NUMERICAL and isinstance(first, bool) != isinstance(value, bool):
-            shown = sorted((first, value), key=lambda v: not isinstance(v, bool))
-            raise RaspValueError(
-                f"{describe(node)} takes both {_spelled(shown[0])} and {shown[1]!r}, which a categorical "
-                "s-op cannot tell apart (they are equal); use booleans or numbers, not both",
-                node.loc,
-            )
     return set(kept)
-
-
-def _spelled(value) -> str:
-    """A value as the language writes it: true / false for booleans."""
-    return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 def most_selected(selector: ir.Selector, sets: ValueSets, n: int) -> int:
@@ -203,6 +214,22 @@ def most_selected(selector: ir.Selector, sets: ValueSets, n: int) -> int:
     if isinstance(selector, ir.SelectOr):
         return min(n, most_selected(selector.first, sets, n) + most_selected(selector.second, sets, n))
     return n
+
+
+def always_selects(selector: ir.Selector, sets: ValueSets, n: int, nullable: set) -> bool:
+    """Whether `selector` selects at least one key for every query, as far as the common forms
+    tell: `true` on s-ops never none; a select of indices on indices where each query q has a
+    selected k <= q (key 0..q exist at q, causal or not); an s-op against itself with a reflexive
+    comparison (a query selects its own position); an `or` where either part does."""
+    if isinstance(selector, ir.SelectOr):
+        return any(always_selects(part, sets, n, nullable) for part in (selector.first, selector.second))
+    if not isinstance(selector, ir.Select) or selector.keys in nullable or selector.queries in nullable:
+        return False
+    if selector.predicate == "true":
+        return True
+    if isinstance(selector.keys, ir.Indices) and isinstance(selector.queries, ir.Indices):
+        return all(any(selector.holds(k, q) for k in range(q + 1)) for q in range(n))
+    return selector.keys is selector.queries and selector.predicate in ("==", "<=", ">=")
 
 
 def _check_combinations(node: ir.Node, first: frozenset, second: frozenset) -> None:

@@ -37,7 +37,16 @@ def call_checked(fn: ir.Fn, args: tuple, node: ir.Node | None):
             args, failure = failure.values, failure.cause
         shown = ", ".join(shortened(repr(a)) for a in args)
         loc = fn.loc or (node.loc if node is not None else None)
-        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {shortened(str(failure), SHOWN_REASON)}", loc) from None
+        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {reason(failure)}", loc) from None
+
+
+def reason(failure: BaseException) -> str:
+    """What a failure says, for a message: its text, or its kind where it has none (`assert`
+    gives an AssertionError with no text, which left a bare `error:`)."""
+    text = str(failure)
+    if not text.strip() or isinstance(failure, KeyError):  # KeyError's text is the key alone
+        text = f"{type(failure).__name__}{': ' + text if text.strip() else ''}"
+    return shortened(text, SHOWN_REASON)
 
 
 def describe_fn(fn: ir.Fn) -> str:

@@ -2,14 +2,14 @@
 
 A running mean of +1 / -1 over up to 1,024 positions takes about 640,000 values, so they are
 formed as arrays: every value is an integer number of 1/scale (scale: the common denominator),
-sums of one count are integers (numpy int64), and a mean is sum / (count * scale), divided once
-and snapped as `ir.canonical` snaps a float (docs/language.md, "Canonical floats").
+sums of one count are integers (numpy int64), and a mean is sum / (count * scale), divided once:
+the float nearest the exact rational, as the interpreter computes it (docs/language.md, "Means").
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from math import gcd, lcm
+from math import lcm
 
 import numpy as np
 
@@ -30,7 +30,8 @@ rounded float that Python's int / int gives."""
 
 
 def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[float]:
-    """Every mean of a multiset of 1..max_count elements drawn from `values`, canonical floats.
+    """Every mean of a multiset of 1..max_count elements drawn from `values`, as floats (each the
+    float nearest the exact mean).
 
     Distinct sums of one count are distinct means, and adding |steps| values to |sums| sums gives
     at least |sums| + |steps| - 1 of them; so a mean bound to exceed MAX_MEANS is refused before
@@ -56,7 +57,7 @@ def possible_means(values: frozenset, max_count: int, where: ir.SOp) -> set[floa
 
 def means_by_count(values: frozenset, max_count: int, where: ir.SOp):
     """For count = 1, 2, ..., max_count: every mean of exactly `count` elements drawn from
-    `values` (repetition allowed), canonical floats, sorted and distinct (float64 array).
+    `values` (repetition allowed), each the float nearest it, sorted and distinct (float64 array).
 
     Dynamic programming over achievable sums, count by count, exact: the sums of one count are
     the sums of the count before plus each value. RaspValueError (too_many_means) before a count
@@ -75,34 +76,20 @@ def means_by_count(values: frozenset, max_count: int, where: ir.SOp):
             sums = _distinct(np.add.outer(np.asarray(sums, dtype=np.int64), np.array(steps, dtype=np.int64)))
         else:
             sums = sorted({s + v for s in sums for v in steps})
-        yield _distinct(_canonical_ratios(sums, count * scale))
+        yield _distinct(_ratios(sums, count * scale))
 
 
-def _canonical_ratios(sums, denominator: int) -> np.ndarray:
-    """`ir.canonical(s / denominator)` for every whole number s of `sums`, float64.
+def _ratios(sums, denominator: int) -> np.ndarray:
+    """s / denominator for every whole number s of `sums`, each the float nearest the exact
+    quotient (one rounding), float64.
 
-    Where both numbers are exact floats, numpy divides them as Python does (one correct
-    rounding), and a ratio whose reduced denominator is at most SNAP_DENOMINATOR is already the
-    float of a simple fraction, which `canonical` leaves as it is; the rest go through
-    `canonical` one by one."""
+    Where both numbers are exact floats (below 2^53), NumPy's division is IEEE's, correctly
+    rounded, so it gives what Python's int / int gives; beyond, Python divides them one by one.
+    The interpreter divides its means by its own code (`tools.interpret.rules.exact_ratio`); tests
+    check that each of its means is one of `possible_means`."""
     if isinstance(sums, np.ndarray) and denominator < EXACT_FLOAT and np.abs(sums).max() < EXACT_FLOAT:
-        ratios = sums / float(denominator)
-        reduced = denominator // np.gcd(sums, np.int64(denominator))
-        for i in np.flatnonzero(reduced > ir.SNAP_DENOMINATOR):
-            ratios[i] = ir.canonical(int(sums[i]) / denominator)
-        return ratios
-    return np.array([_canonical_ratio(int(s), denominator) for s in sums], dtype=float)
-
-
-def _canonical_ratio(numerator: int, denominator: int) -> float:
-    """`ir.canonical(numerator / denominator)`, without the search when the reduced
-    denominator is already small. The interpreter snaps the means it computes by the same rule
-    (`tools.interpret.rules`), in code of its own; tests check that each of its means is one of
-    `possible_means`."""
-    ratio = numerator / denominator
-    if denominator // gcd(numerator, denominator) <= ir.SNAP_DENOMINATOR:
-        return ratio
-    return ir.canonical(ratio)
+        return sums / float(denominator)
+    return np.array([int(s) / denominator for s in sums], dtype=float)
 
 
 def _distinct(array: np.ndarray) -> np.ndarray:

@@ -28,10 +28,11 @@ from typing import Sequence
 import numpy as np
 
 from ... import ir
+from ...element_fn import identity_key
 from ...errors import RaspError, attributed
 from ...frontend.lambda_calls import call_checked, describe
 from .reference import evaluate_each
-from .rules import conflict, snapped_ratio, vocab_spellings
+from .rules import conflict, exact_ratio, vocab_spellings
 
 BATCH_CELLS = 2**22
 """The most selector cells (batch x n x n) one pass holds: 4 MB per selector as booleans, so
@@ -228,22 +229,17 @@ def _occurring(codes: np.ndarray, size: int) -> np.ndarray:
 
 def _tabled(results: list) -> tuple[list, list[int]]:
     """(values: None, then each distinct result once; each result's code in values). Results are
-    told apart by value and type, as the reference keeps them (1, 1.0 and True stay distinct)."""
-    values, code_of, codes = [None], {_typed(None): 0}, []
+    told apart by value, type and sign, as the reference keeps them (1, 1.0 and True stay distinct,
+    and so do 0.0 and -0.0)."""
+    values, code_of, codes = [None], {identity_key(None): 0}, []
     for result in results:
-        key = _typed(result)
+        key = identity_key(result)
         code = code_of.get(key)
         if code is None:
             code = code_of[key] = len(values)
             values.append(result)
         codes.append(code)
     return values, codes
-
-
-def _typed(value) -> tuple:
-    if isinstance(value, tuple):
-        return (tuple, tuple(_typed(item) for item in value))
-    return (type(value), value)
 
 
 def _select(node: ir.Select, keys: Column, queries: Column, causal: bool, memo: Memo) -> np.ndarray:
@@ -275,7 +271,7 @@ def _at_pairs(table: np.ndarray, key_codes: np.ndarray, query_codes: np.ndarray)
 def _predicate_tables(node: ir.Select, keys: list, queries: list, memo: Memo) -> tuple[np.ndarray, np.ndarray]:
     """(holds, failed) [key code, query code]: the predicate on every pair of the two tables'
     values, and where it raised; row and column 0 (none) False. Memoised by the tables' values."""
-    key = (node, tuple(map(_typed, keys)), tuple(map(_typed, queries)))
+    key = (node, tuple(map(identity_key, keys)), tuple(map(identity_key, queries)))
     if key in memo:
         return memo[key]
     holds = np.zeros((len(keys), len(queries)), dtype=bool)
@@ -364,7 +360,7 @@ def _mean(node: ir.Aggregate, selector: np.ndarray, column: Column) -> Column:
     counts = selector.sum(axis=-1)
     default = 0 if node.default is None else node.default
     pairs, codes = _distinct_pairs(sums, counts)
-    values = [None, *(default if c == 0 else snapped_ratio(int(s), c * scale) for s, c in pairs)]
+    values = [None, *(default if c == 0 else exact_ratio(int(s), c * scale) for s, c in pairs)]
     return Column(codes + 1, values)
 
 

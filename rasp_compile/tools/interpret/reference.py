@@ -23,8 +23,8 @@ from typing import Iterable, Sequence
 
 from ... import ir
 from ...errors import RaspError, RaspRuntimeError, RaspValueError, attributed
-from ...frontend.lambda_calls import call_checked, describe
-from ...safe_text import SHOWN_REASON, shortened
+from ...frontend.lambda_calls import call_checked, describe, reason
+from ...safe_text import shortened
 from .rules import checked_input, conflict, exact_mean, vocab_spellings
 
 Row = list  # list[bool]: which keys one query selects
@@ -204,7 +204,7 @@ def _holds(node: ir.Select, key: ir.Value, query: ir.Value) -> bool:
         fn = None if isinstance(node.predicate, str) else node.predicate
         predicate, loc = (node.predicate, node.loc) if fn is None else (fn.text, fn.loc or node.loc)
         raise RaspValueError(f"select predicate {shortened(predicate)} fails on key {shortened(repr(key))}, "
-                             f"query {shortened(repr(query))}: {shortened(str(failure), SHOWN_REASON)}", loc) from None
+                             f"query {shortened(repr(query))}: {reason(failure)}", loc) from None
 
 
 def _aggregate(

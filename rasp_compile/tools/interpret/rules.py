@@ -12,7 +12,6 @@ from fractions import Fraction
 from typing import Sequence
 
 from ... import ir
-from ...canonical_floats import canonical
 from ...errors import InputError, RaspRuntimeError
 from ...frontend.lambda_calls import describe
 from ...safe_text import shortened
@@ -40,16 +39,15 @@ def checked_input(program: ir.Program, spellings: dict, tokens: Sequence) -> lis
 
 def exact_mean(values: Sequence[ir.Value]) -> float:
     """The mean of `values` (numbers), computed exactly, as one float: the float nearest the
-    exact rational, snapped as `ir.canonical` snaps every float (so 1/3 reached any way is one
-    value)."""
+    exact rational (so a mean reached any way, in any order, is one value)."""
     total = sum(Fraction(value) for value in values)
-    return snapped_ratio(total.numerator, total.denominator * len(values))
+    return exact_ratio(total.numerator, total.denominator * len(values))
 
 
-def snapped_ratio(numerator: int, denominator: int) -> float:
-    """numerator / denominator (whole numbers, divided with one rounding), snapped by
-    `ir.canonical`."""
-    return canonical(numerator / denominator)
+def exact_ratio(numerator: int, denominator: int) -> float:
+    """numerator / denominator (whole numbers), the float nearest the exact quotient: Python's
+    int / int rounds once, whatever the size of the two."""
+    return numerator / denominator
 
 
 def conflict(node: ir.Aggregate, selected: list, xs: list, q: int) -> RaspRuntimeError:
