@@ -6,7 +6,6 @@ Needs the `[distributed]` extra (`dask[distributed]`), imported only in these fu
 
 from __future__ import annotations
 
-import asyncio
 from typing import Iterable, Iterator
 
 from ..safe_text import terminal_safe
@@ -66,6 +65,8 @@ def on_dask(carried: Payload, chunks: Iterable[Chunk], address: str) -> Iterator
 def _reach(address: str, shown: str) -> None:
     """CliError unless a Dask scheduler answers at `address` within DASK_TIMEOUT seconds. Tried on
     a connection of its own: a Client that fails to connect reports it again when collected."""
+    import asyncio
+
     from distributed.comm import connect
 
     async def probe() -> None:

@@ -17,9 +17,7 @@ import os
 import signal
 import tempfile
 import threading
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from multiprocessing import get_context
 from typing import Iterable, Iterator
 
 from ..errors import WeightsError
@@ -38,14 +36,12 @@ IN_FLIGHT = 4
 
 @dataclass(frozen=True)
 class Payload:
-    """A model as the bytes of an `.npz` weights file, `name` the file it came from (for messages)."""
+    """A model as the bytes of an `.npz` weights file, `name` the file it came from (for messages),
+    `digest` the bytes' SHA-256 (a worker that holds this model already keeps it)."""
 
     name: str
     data: bytes
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+    digest: str
 
 
 def payload(model: Model, name: str) -> Payload:
@@ -54,7 +50,8 @@ def payload(model: Model, name: str) -> Payload:
         path = os.path.join(directory, "model.npz")
         save(model, path)
         with open(path, "rb") as f:
-            return Payload(name, f.read())
+            data = f.read()
+    return Payload(name, data, hashlib.sha256(data).hexdigest())
 
 
 def run_chunk(subject: Subject, chunk: Chunk) -> tuple[Chunk, Tally]:
@@ -101,6 +98,9 @@ def in_process(subject: Subject, chunks: Iterable[Chunk]) -> Iterator[tuple[Chun
 
 def in_processes(carried: Payload, chunks: Iterable[Chunk], workers: int) -> Iterator[tuple[Chunk, Tally]]:
     """The chunks spread over `workers` new local processes (spawned: no thread of this one is copied)."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait  # here: a cold start needs neither
+    from multiprocessing import get_context
+
     pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start_worker,
                                initargs=(carried,))
     try:
