@@ -71,7 +71,7 @@ def compare_every(subject: Subject, name: str, spread: Spread, progress: bool) -
     if total > MAX_INPUTS:
         raise CliError(f"error: --all would compare {_count_text(total)} inputs (vocab of {vocab_size} "
                        f"tokens, lengths 1 to {max_len:,}); it compares at most 10**18: "
-                       "draw a sample (--samples) or compile at a smaller --max-len")
+                       "compare a sample (--accuracy without --all) or compile at a smaller --max-len")
     tally, done = Tally(), 0
     bar = progress_bar(progress)
     with shown_after(bar):
