@@ -96,9 +96,9 @@ def report(args, rows: list[dict], info: dict, load: tuple[float, float]) -> str
         f"Settings: program {args.program}, max_len {args.max_len}, runs {args.runs} (best of); one BLAS thread "
         "per process; each figure is the whole command in a new process (start, imports, loading, the "
         "check that meta.source compiles to these weights included).", "",
-        "| how | wall s | CPU s | inputs | inputs/s (wall) |", "|---|---|---|---|---|",
+        "| how | wall s | CPU s | inputs | inputs/s (wall) | inputs per CPU s |", "|---|---|---|---|---|---|",
         *(f"| {row['what']} | {row['seconds']:.2f} | {row['cpu_seconds']:.2f} | {row['inputs']:,} | "
-          f"{row['inputs_per_second']:,} |" for row in rows), "",
+          f"{row['inputs_per_second']:,} | {row['inputs'] / row['cpu_seconds']:,.0f} |" for row in rows), "",
         "CPU s: every process of the run (the command, its worker processes, the cluster's workers).",
         "Every run compared every input, agreed at every position, and the three reports are identical.",
     ]
