@@ -10,9 +10,9 @@ the best of `--runs` runs, wall time:
   command, this checkout     `rasp-run WEIGHTS --accuracy --samples N`, a new process: wall time,
                              and its CPU time (user + system)
   command, --before DIR      the same command run from the checkout DIR (its own code, this Python)
-  inputs                     drawing the sample (`accuracy.inputs_by_length`)
+  inputs                     drawing the sample (`accuracy.sampled_inputs`)
   interpreter                `interpret.evaluate_vocab_indices` on every batch, one memo for all
-  model                      `accuracy.model_outputs` on every batch (ids, forward pass, decoding)
+  model                      `comparison.model_outputs` on every batch (ids, forward pass, decoding)
   measure                    `accuracy.measure` end to end, in this process
 
 The two commands alternate, so that the load of the moment weighs on both alike. They run with
@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from scale import machine  # noqa: E402  (bench/ is on sys.path)
 
-from rasp_compile.cli import accuracy  # noqa: E402
+from rasp_compile.cli import accuracy, comparison  # noqa: E402
 from rasp_compile.cli.reference import Reference  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
 from rasp_compile.frontend import load_program  # noqa: E402
@@ -98,18 +98,18 @@ def parts(model, program, samples: int, runs: int) -> list[tuple[str, float]]:
     """The in-process figures of this checkout: drawing, interpreter, model, measure."""
     reference = Reference(model, "program.rasp", compiled=program)
     vocab = input_vocab(model)
-    _, by_length = accuracy.inputs_by_length(model, samples, 0)
-    batches = [picks[start:start + accuracy.BATCH] for picks in by_length.values()
-               for start in range(0, len(picks), accuracy.BATCH)]
+    by_length = accuracy.sampled_inputs(model, samples, 0)
+    batches = [picks[start:start + comparison.BATCH] for picks in by_length.values()
+               for start in range(0, len(picks), comparison.BATCH)]
 
     def interpreter():
         memo: dict = {}
         for batch in batches:
             evaluate_vocab_indices(program, vocab, batch, memo)
 
-    return [("inputs", best_of(runs, lambda: accuracy.inputs_by_length(model, samples, 0))),
+    return [("inputs", best_of(runs, lambda: accuracy.sampled_inputs(model, samples, 0))),
             ("interpreter (batched)", best_of(runs, interpreter)),
-            ("model (ids, forward, decoding)", best_of(runs, lambda: [accuracy.model_outputs(model, b) for b in batches])),
+            ("model (ids, forward, decoding)", best_of(runs, lambda: [comparison.model_outputs(model, b) for b in batches])),
             ("accuracy.measure, in process", best_of(runs, lambda: accuracy.measure(model, reference, samples, 0, False)))]
 
 
@@ -122,7 +122,7 @@ def report(args, figures: list[tuple[str, float]], count: int) -> str:
         f"numpy {info['numpy']}; {info['date']}; commit {info['commit']}; load average {os.getloadavg()[0]:.1f} "
         "at the end (the machine is shared).",
         f"Settings: program {args.program}, max_len {args.max_len}, samples {args.samples:,}, seed 0, "
-        f"runs {args.runs} (best of; the two commands alternate), batch {accuracy.BATCH:,}, {count:,} inputs; "
+        f"runs {args.runs} (best of; the two commands alternate), batch {comparison.BATCH:,}, {count:,} inputs; "
         "one BLAS thread; bytecode cache allowed.", "",
         "| what | s | inputs/s |", "|---|---|---|",
         *(f"| {what} | {s:.2f} | {count / s:,.0f} |" for what, s in figures), "",

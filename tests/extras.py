@@ -3,7 +3,8 @@ the environment variable RASP_COMPILE_TEST_EXTRAS names that extra, or `all` (.c
 extra and sets it, so no such test can skip there).
 
 Extras: `interop` (torch, transformer_lens, safetensors), `tracr` (tracr, with jax), `browser`
-(Debian's chromium), `pandas` (for `LabelledArray.to_pandas`).
+(Debian's chromium), `pandas` (for `LabelledArray.to_pandas`), `distributed` (Dask's distributed
+scheduler, for `rasp-run --accuracy --all --dask`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ INSTALL = {
     "tracr": "pip install -e '.[tracr]'",
     "browser": "apt-get install chromium",
     "pandas": "pip install pandas",
+    "distributed": "pip install -e '.[distributed]'",
 }
 
 

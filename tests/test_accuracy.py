@@ -1,5 +1,6 @@
-"""`rasp-run --accuracy`'s inputs and model path (cli/accuracy.py): inputs drawn as vocab-index
-arrays, and the model run on them, must be what `predict` gives on the same tokens."""
+"""`rasp-run --accuracy`'s inputs and model path (cli/accuracy.py, all_inputs.py, comparison.py):
+inputs drawn or enumerated as vocab-index arrays, and the model run on them, must be what `predict`
+gives on the same tokens."""
 
 from __future__ import annotations
 
@@ -9,32 +10,30 @@ import numpy as np
 import pytest
 
 from model_zoo import model_variants, random_model
-from rasp_compile.cli.accuracy import inputs_by_length, model_outputs
+from rasp_compile.cli.accuracy import sampled_inputs
+from rasp_compile.cli.all_inputs import chunk_inputs, chunks
+from rasp_compile.cli.comparison import model_outputs
 from rasp_compile.runtime import forward
 from rasp_compile.runtime.model import Model
 
 
 def test_sampled_inputs_are_seeded_and_cover_every_length():
-    model = random_model(0, max_len=5, n_tokens=3)
-    mode, by_length = inputs_by_length(model, 3_000, seed=4)
-    assert mode == "exhaustive"  # 3 + 9 + ... + 243 inputs: every one
     model = random_model(0, max_len=12, n_tokens=3)
-    mode, by_length = inputs_by_length(model, 3_000, seed=4)
-    assert mode == "sampled" and sorted(by_length) == list(range(1, 13))
+    by_length = sampled_inputs(model, 3_000, seed=4)
+    assert sorted(by_length) == list(range(1, 13))
     assert sum(map(len, by_length.values())) == 3_000
     assert all(picks.shape[1] == n and picks.min() >= 0 and picks.max() < 3 for n, picks in by_length.items())
-    again = inputs_by_length(model, 3_000, seed=4)[1]
+    again = sampled_inputs(model, 3_000, seed=4)
     assert all(np.array_equal(by_length[n], again[n]) for n in by_length)
-    other = inputs_by_length(model, 3_000, seed=5)[1]
+    other = sampled_inputs(model, 3_000, seed=5)
     assert not all(np.array_equal(by_length[n], other[n]) for n in by_length)
 
 
 def test_exhaustive_inputs_are_every_sequence_once():
     model = random_model(0, max_len=4, n_tokens=2)
-    mode, by_length = inputs_by_length(model, 10, seed=0)
-    assert mode == "exhaustive"
-    for n, picks in by_length.items():
-        assert sorted(map(tuple, picks.tolist())) == sorted(product(range(2), repeat=n))
+    vocab_size = len(forward.input_vocab(model))
+    enumerated = [tuple(row) for chunk in chunks(vocab_size, 4) for row in chunk_inputs(chunk, vocab_size).tolist()]
+    assert enumerated == [row for n in range(1, 5) for row in product(range(vocab_size), repeat=n)]
 
 
 @pytest.mark.parametrize("name, kwargs", model_variants())

@@ -76,3 +76,12 @@ def test_the_commands_show_progress_on_a_terminal_but_never_with_json():
     assert "compiling" in shown or "comparing" in shown
     quiet = stderr_on_a_terminal(True, 0, COMMAND.replace("{program}", str(program)).replace("{extra}", '["--json"]'))
     assert quiet.strip() == "done"
+
+
+def test_all_shows_the_inputs_compared_and_the_time_remaining_on_a_terminal():
+    program = Path(__file__).resolve().parent.parent / "programs" / "aab.rasp"
+    script = COMMAND.replace("{program}", str(program)).replace("{extra}", '["--all"]')
+    shown = stderr_on_a_terminal(True, 0, script)
+    assert "compared 62 of 62 inputs" in shown and "0:00:00" in shown  # rich's time remaining, h:mm:ss
+    quiet = stderr_on_a_terminal(True, 0, script.replace('["--all"]', '["--all", "--json"]'))
+    assert quiet.strip() == "done"

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from ..runtime.forward import can_complete, complete, predict
 from ..runtime.model import Model
-from . import accuracy, flops_report, html_cmd, score, trace_report
+from . import accuracy, flops_report, html_cmd, score, trace_report, verify
 from ..safe_text import markup_safe, terminal_safe
 from .progress import status
 from .reference import Reference, first_program_error
@@ -28,6 +28,7 @@ MAX_STEPS = 10_000
 """The most tokens `--steps` completes: one forward pass each."""
 USAGE = """%(prog)s WEIGHTS INPUT [--steps N] [--json]
        %(prog)s WEIGHTS --accuracy [--samples N] [--seed S] [--json]
+       %(prog)s WEIGHTS --accuracy --all [--workers N | --dask ADDRESS] [--json]
        %(prog)s WEIGHTS --score TEXT [--skip K] [--json]
        %(prog)s WEIGHTS INPUT --flops [--json]
        %(prog)s WEIGHTS INPUT --trace [--json]
@@ -69,6 +70,7 @@ def build_parser() -> Parser:
                         help=f"with --accuracy: random inputs when there are more than "
                              f"{accuracy.EXHAUSTIVE_LIMIT:,} (default {accuracy.DEFAULT_SAMPLES:,})")
     parser.add_argument("--seed", type=int, metavar="S", help="with --accuracy: the sample's seed (default 0)")
+    verify.add_flags(parser)
     add_compile_flags(parser, applies="when WEIGHTS is a .rasp program: ")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     add_version(parser)
@@ -82,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args) -> int:
     if args.weights is None:
         raise CliError("rasp-run: error: WEIGHTS is required (see --help)")
+    spread = verify.spread_of(args)
     takes_input = not (args.accuracy or args.score is not None)
     if takes_input and args.input is None:
         raise CliError("rasp-run: error: INPUT is required (see --help)")
@@ -93,7 +96,7 @@ def _run(args) -> int:
     reference = Reference(model, args.weights, compiled)
     if args.accuracy:
         report = accuracy.measure(model, reference, args.samples or accuracy.DEFAULT_SAMPLES, args.seed or 0,
-                                  progress=not args.json)
+                                  progress=not args.json, spread=spread)
         _notes(args, report)
         return _show(args, report, accuracy.render)
     if args.score is not None:
