@@ -68,12 +68,14 @@ def test_interpolation_stays_within_its_float32_bound(n: int):
         assert np.abs(got - expected).max() <= tolerance
 
 
-@pytest.mark.parametrize("name, max_len, widths", [("sort", 20, 2), ("sort_unique", 64, 1)])
-def test_interpolated_decodes_stay_exact_in_float32(name: str, max_len: int, widths: int):
+@pytest.mark.parametrize("name, max_len, widths", [
+    ("sort", 20, ["smaller", "not_larger"]), ("sort_unique", 64, ["smaller"])])
+def test_interpolated_decodes_stay_exact_in_float32(name: str, max_len: int, widths: list[str]):
     """Where widths are interpolated (sort at 20, sort_unique at 64), long inputs agree."""
     program = dataclasses.replace(load_program(PROGRAMS / f"{name}.rasp"), max_len=max_len)
     model = compile_program(program)
-    assert model.meta["layers"][0]["d_mlp"] == widths * max_len  # one unit per kink
+    kinks = sum(len(model.meta["sops"][width]["values"]) - 1 for width in widths)
+    assert model.meta["layers"][0]["d_mlp"] == kinks  # one unit per kink between a width's values
     rng = random.Random(max_len)
     inputs = [[rng.choice(program.vocab) for _ in range(rng.randint(max_len // 2, max_len))] for _ in range(150)]
     bad, checked = disagreements(model, program, inputs)
