@@ -17,6 +17,7 @@ from ..runtime.model import Model
 from . import accuracy, flops_report, html_cmd, score, trace_report
 from ..safe_text import markup_safe, terminal_safe
 from .progress import status
+from .outputs import add_force, check_force
 from .reference import Reference, first_program_error
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_options, file_name,
                      load_model, make_console, output_path, print_json, run_edge, whole_number)
@@ -31,7 +32,7 @@ USAGE = """%(prog)s WEIGHTS INPUT [--steps N] [--json]
        %(prog)s WEIGHTS --score TEXT [--skip K] [--json]
        %(prog)s WEIGHTS INPUT --flops [--json]
        %(prog)s WEIGHTS INPUT --trace [--json]
-       %(prog)s WEIGHTS INPUT --html REPORT.html
+       %(prog)s WEIGHTS INPUT --html REPORT.html [--force]
        %(prog)s PROGRAM.rasp ... [--max-len N] [--dtype D] [--no-opt NAME]..."""
 
 
@@ -69,6 +70,7 @@ def build_parser() -> Parser:
                         help=f"with --accuracy: random inputs when there are more than "
                              f"{accuracy.EXHAUSTIVE_LIMIT:,} (default {accuracy.DEFAULT_SAMPLES:,})")
     parser.add_argument("--seed", type=int, metavar="S", help="with --accuracy: the sample's seed (default 0)")
+    add_force(parser, "--html")
     add_compile_flags(parser, applies="when WEIGHTS is a .rasp program: ")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     add_version(parser)
@@ -89,6 +91,9 @@ def _run(args) -> int:
         raise CliError(f"rasp-run: error: {'--accuracy' if args.accuracy else '--score'} "
                        f"takes no INPUT, got {args.input!r} (see --help)")
     refuse_unused_flags(args)
+    check_force(args.force, args.html is not None, "--html")
+    if args.html is not None:  # before loading or compiling: a refusal should not wait for the work
+        html_cmd.check(args.html, args.weights, args.force)
     model, compiled = load_model(args.weights, **compile_options(args), progress=not args.json)
     reference = Reference(model, args.weights, compiled)
     if args.accuracy:
