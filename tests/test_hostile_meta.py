@@ -25,6 +25,7 @@ from rasp_compile.cli.tokens import join_tokens
 from rasp_compile.errors import InputError, WeightsError
 from rasp_compile.interop.labels import labels_of
 from rasp_compile.runtime.forward import input_vocab
+from rasp_compile.safe_text import shortened
 from rasp_compile.tools.inspect_weights import format_model
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
@@ -138,8 +139,9 @@ def check_python_api(model: rc.Model, tokens: list) -> None:
 
 ON_THE_COMMAND_LINE = [None, 0, "x", [[1]], ["a", None], {}]
 """null, a number, a string, nested lists, an object: what the sweep also runs through rasp-run."""
+DEEP = json.loads("[" * 600 + '"a"' + "]" * 600)  # nested as deep as JSON parses, not as the stack allows
 REPLACEMENTS = ON_THE_COMMAND_LINE + [DELETE, True, -1, 2.5, 10**30, float("nan"), "", [],
-                                      {"kind": ["categorical"]}, [{"a": [None]}]]
+                                      {"kind": ["categorical"]}, [{"a": [None]}], DEEP, [DEEP, "b"]]
 """One value of every JSON type (and nested ones) that the sweep puts in every place of meta."""
 
 
@@ -175,7 +177,7 @@ def test_every_place_of_meta_with_every_json_type_is_refused_or_read(tmp_path, n
             except WeightsError as error:
                 assert "\n" not in str(error)
             except Exception as error:  # noqa: BLE001 (collected, to name every place that fails)
-                failures.append(f"{where} = {value!r}: {type(error).__name__}: {error}")
+                failures.append(f"{where} = {shortened(repr(value), 80)}: {type(error).__name__}: {error}")
     assert not failures, "\n".join(failures[:30])
 
 
