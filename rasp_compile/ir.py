@@ -33,7 +33,7 @@ import numpy as np
 
 from .canonical_floats import SNAP_DENOMINATOR, SNAP_TOLERANCE, canonical  # noqa: F401 (ir.canonical)
 from .element_fn import (  # noqa: F401 (re-exported: ir.Fn, ir.as_fn, ir.compare, ...)
-    COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity, predicate_table,
+    COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity, predicate_table, unpacked,
 )
 from .errors import Loc
 from .safe_text import shown

@@ -119,6 +119,7 @@ def _run(args) -> int:
         _needs_completion(model, "--steps")
     with status("running the model", not args.json):
         report = outputs(model, tokens, args.steps or DEFAULT_STEPS)
+    _window_note(model, report)
     return _show_checked(args, reference, report, render_outputs, _windows(model, report))
 
 
@@ -185,6 +186,16 @@ def _show_checked(args, reference: Reference, report: dict, render, windows: lis
         return 0
     raise CliError(f"{error.shown}\nthe program itself is in error on this input: the model's outputs "
                    "above follow no program", status=1)
+
+
+def _window_note(model: Model, report: dict) -> None:
+    """Say on stderr when a causal model's outputs were read through a sliding window (an INPUT
+    longer than max_len): each is the output on the max_len tokens ending there, not on the whole."""
+    n, max_len = len(report["input"]), model.meta["max_len"]
+    if "output" in report and n > max_len:
+        print(f"note: the input has {n:,} tokens, more than the model's max_len {max_len:,}: the output at "
+              f"each position is the model's on the last {max_len:,} tokens up to it (a sliding window)",
+              file=sys.stderr)
 
 
 def _needs_completion(model: Model, flag: str) -> None:
