@@ -57,7 +57,7 @@ class Parser(argparse.ArgumentParser):
         self.register("action", "store", StoreOnce)
 
     def parse_known_args(self, args=None, namespace=None):
-        self.given: dict[str, str] = {}  # StoreOnce's record of this parse: dest -> the flag as given
+        self.given: dict[str, object] = {}  # StoreOnce's record of this parse: dest -> the value given
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
+from rich.cells import cell_len
 from rich.console import COLOR_SYSTEMS
 from rich.style import Style
 from rich.table import Table
@@ -121,14 +122,19 @@ def _heatmap(console, pattern: list[list[float]], queries: list[str], keys: list
     colours = None if console.no_color else COLOR_SYSTEMS.get(console.color_system or "")
     queries = [terminal_safe(q) for q in queries]
     keys = [terminal_safe(k) for k in keys]
-    side = max(len(HEATMAP_CORNER), *map(len, queries))
-    widths = [max(len(key), CELL_WIDTH) for key in keys]
+    side = max(cell_len(HEATMAP_CORNER), *map(cell_len, queries))
+    widths = [max(cell_len(key), CELL_WIDTH) for key in keys]
     after = [" " * (width - CELL_WIDTH + 1) for width in widths]  # a cell's padding to its column's width
     for panel in _panels(widths, max(console.width - side - 2, 10), gap=2):
-        lines = [f" {HEATMAP_CORNER:<{side}} " + "".join(f" {keys[j]:<{widths[j]}} " for j in panel)]
-        lines += [f" {label:<{side}} " + "".join(" " + _cell(row[j], colours) + after[j] for j in panel)
+        lines = [f" {_padded(HEATMAP_CORNER, side)} " + "".join(f" {_padded(keys[j], widths[j])} " for j in panel)]
+        lines += [f" {_padded(label, side)} " + "".join(" " + _cell(row[j], colours) + after[j] for j in panel)
                   for label, row in zip(queries, pattern)]
         console.file.write("\n".join(lines) + "\n")
+
+
+def _padded(text: str, width: int) -> str:
+    """`text` padded with spaces to `width` terminal columns (a wide character takes two)."""
+    return text + " " * (width - cell_len(text))
 
 
 @cache
