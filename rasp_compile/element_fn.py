@@ -175,3 +175,13 @@ def predicate_table(predicate: str | Fn, keys, queries) -> np.ndarray | None:
     if held.dtype.kind not in "biu":  # a predicate returning numbers: ask pair by pair
         return None
     return np.broadcast_to(held.astype(bool), k.shape)
+
+
+def unpacked(value):
+    """The items of a pack, else `value` itself. A pack is the tuple an n-ary sequence_map carries
+    between its steps (frontend/elementwise.py): the items' `repr`, which keeps packs of
+    equal-comparing items apart (1 and 1.0, "1" and 1), then the items. Reports show a pack as its
+    items, `(0, a)`, not as `("(0, 'a')", 0, 'a')`."""
+    if isinstance(value, tuple) and len(value) > 2 and isinstance(value[0], str) and value[0] == repr(value[1:]):
+        return value[1:]
+    return value

@@ -32,7 +32,7 @@ from typing import Callable, Iterator, Union
 import numpy as np
 
 from .element_fn import (  # noqa: F401 (re-exported: ir.Fn, ir.as_fn, ir.compare, ...)
-    COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity, predicate_table,
+    COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity, predicate_table, unpacked,
 )
 from .errors import Loc
 from .safe_text import shown

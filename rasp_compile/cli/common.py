@@ -26,11 +26,14 @@ from ..frontend.infer import ValueSets
 from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model
 from ..runtime.weights_file import load
-from ..safe_text import terminal_safe, terminal_safe_lines
+from ..safe_text import shortened, terminal_safe, terminal_safe_lines
 from .progress import status
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+SHOWN_VALUE = 60  # characters of a flag's value quoted in an error (shortened in the middle beyond)
 
 
 class CliError(Exception):
@@ -43,10 +46,36 @@ class CliError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (no usage block), exit status 2."""
+    """An ArgumentParser whose errors are one line (no usage block), exit status 2, and whose flags
+    that take one value (every flag declared with argparse's default action, `store`) may be given
+    once: `--max-len 6 --max-len 7` is refused, not read as 7. A flag meant to repeat says so with
+    `action="append"` (`--no-opt NAME`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, StoreOnce)
+        self.register("action", "store", StoreOnce)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.given: dict[str, object] = {}  # StoreOnce's record of this parse: dest -> the value given
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
         raise CliError(f"{self.prog}: error: {message} (see --help)")
+
+
+class StoreOnce(argparse.Action):
+    """argparse's `store` (the value, as `type` made it, under `dest`), refusing an option given a
+    second time under any of its spellings (`--max-len 6 --max-len=7`, `--max 7`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = getattr(parser, "given", None)
+        if option_string is not None and given is not None:
+            if self.dest in given:
+                raise argparse.ArgumentError(self, f"given twice ({shortened(str(given[self.dest]), SHOWN_VALUE)}, "
+                                                   f"then {shortened(str(values), SHOWN_VALUE)}); give it once")
+            given[self.dest] = values
+        setattr(namespace, self.dest, values)
 
 
 def whole_number(limit: int) -> Callable[[str], int]:

@@ -16,8 +16,8 @@ from ..errors import OutputError
 from ..tools.flops import count_flops
 from ..frontend.infer import ValueSets
 from ..runtime.model import Model, n_nonzero, n_params
-from ..runtime.atomic_write import check_output
 from ..runtime.weights_file import save
+from .outputs import WEIGHTS, add_force, check_force, check_output_file
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_file, compile_options, file_name,
                      make_console, output_path, print_json, run_edge)
 from ..safe_text import markup_safe, shortened
@@ -28,13 +28,14 @@ SHOWN_TOKENS = 20  # vocab tokens listed in the summary's first line before "…
 SHOWN_NAME = 60  # characters of a name or value shown (shortened in the middle beyond)
 
 
-def check_emit(emit: str, program: str) -> None:
-    """OutputError when `--emit` would overwrite the program (under any name: `./p.rasp`, a link)
-    or a file that is not writable, or names a `.rasp` file, which rasp-run would read as a program."""
-    if emit.endswith(".rasp"):
+def check_emit(emit: str, program: str, force: bool = False) -> None:
+    """OutputError when `--emit` names a `.rasp` file, which rasp-run would read as a program, or
+    a file it may not replace (cli/outputs.py: the program under any name; another program
+    without `force`)."""
+    if emit.lower().endswith(".rasp"):
         raise OutputError(f"--emit {emit}: a name ending in .rasp is read as a program by rasp-run; "
                           "give the weights file another name (OUT.npz)")
-    check_output(emit, [program])
+    check_output_file("--emit", emit, [program], WEIGHTS, force)
 
 
 def build_parser() -> Parser:
@@ -45,6 +46,7 @@ def build_parser() -> Parser:
     parser.add_argument("program", metavar="PROGRAM.rasp", nargs="?", type=file_name, help="the program to compile")
     parser.add_argument("--emit", type=output_path("weights"), metavar="OUT.npz", help="write the weights (docs/format.md) to this file, whole or not at all; "
                         "never over the program; a name ending in .safetensors gets that format (docs/interop.md)")
+    add_force(parser, "--emit")
     add_compile_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     add_version(parser)
@@ -58,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
 def _compile(args) -> int:
     if args.program is None:
         raise CliError("rasp-compile: error: PROGRAM.rasp is required (see --help)")
+    check_force(args.force, args.emit is not None, "--emit")
     if args.emit is not None:  # before compiling: a refusal should not wait for the compiler
-        check_emit(args.emit, args.program)
+        check_emit(args.emit, args.program, args.force)
     program, model, value_sets = compile_file(args.program, **compile_options(args), progress=not args.json)
     if args.emit is not None:
         try:

@@ -2,27 +2,35 @@
 
 The page (tools/html_report.py) is one self-contained file: the program's source, the residual
 stream decoded into s-ops after every sub-layer, each head's attention heatmap titled with the
-select it computes, and the labelled weight matrices. It never replaces the file it reads: a
-REPORT path naming WEIGHTS (or a link to it) is refused before anything is written.
+select it computes, and the labelled weight matrices. `check` refuses, before any work, a REPORT
+that names WEIGHTS (under any name), or a program or weights file unless `--force` is given
+(cli/outputs.py); the write itself refuses WEIGHTS again (runtime/atomic_write).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..runtime.atomic_write import check_output, write_atomically
+from ..runtime.atomic_write import write_atomically
 from ..runtime.model import Model
 from ..safe_text import markup_safe, terminal_safe
 from ..tools.html_report import report
 from ..tools.trace import Trace
 from .common import CliError, check_one_pass
+from .outputs import check_output_file
 from .tokens import join_tokens
+
+REPORT = "an HTML report"
+
+
+def check(out: str, weights: str, force: bool) -> None:
+    """OutputError when the report may not be written to `out` (the module docstring)."""
+    check_output_file("--html", out, [weights], REPORT, force)
 
 
 def write(model: Model, weights: str, tokens: list, out: str) -> dict:
     """Write the report of `tokens` to `out`, whole or not at all, never over the weights file
-    (runtime/atomic_write: OutputError when `out` is WEIGHTS under any name)."""
-    check_output(out, [weights])
+    (runtime/atomic_write: OutputError when `out` is WEIGHTS under any name; `check` it first)."""
     check_one_pass(model, tokens, "--html")
     text = report(Trace(model, tokens), title=f"{Path(weights).name}: {join_tokens(model, tokens)}")
     data = text.encode("utf-8")

@@ -17,6 +17,7 @@ from ..runtime.model import Model
 from . import accuracy, flops_report, html_cmd, score, trace_report, verify
 from ..safe_text import markup_safe, terminal_safe
 from .progress import status
+from .outputs import add_force, check_force
 from .reference import Reference, first_program_error
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_options, file_name,
                      load_model, make_console, output_path, print_json, run_edge, whole_number)
@@ -32,7 +33,7 @@ USAGE = """%(prog)s WEIGHTS INPUT [--steps N] [--json]
        %(prog)s WEIGHTS --score TEXT [--skip K] [--json]
        %(prog)s WEIGHTS INPUT --flops [--json]
        %(prog)s WEIGHTS INPUT --trace [--json]
-       %(prog)s WEIGHTS INPUT --html REPORT.html
+       %(prog)s WEIGHTS INPUT --html REPORT.html [--force]
        %(prog)s PROGRAM.rasp ... [--max-len N] [--dtype D] [--no-opt NAME]..."""
 
 
@@ -71,6 +72,7 @@ def build_parser() -> Parser:
                              f"{accuracy.EXHAUSTIVE_LIMIT:,} (default {accuracy.DEFAULT_SAMPLES:,})")
     parser.add_argument("--seed", type=int, metavar="S", help="with --accuracy: the sample's seed (default 0)")
     verify.add_flags(parser)
+    add_force(parser, "--html")
     add_compile_flags(parser, applies="when WEIGHTS is a .rasp program: ")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     add_version(parser)
@@ -92,6 +94,9 @@ def _run(args) -> int:
         raise CliError(f"rasp-run: error: {'--accuracy' if args.accuracy else '--score'} "
                        f"takes no INPUT, got {args.input!r} (see --help)")
     refuse_unused_flags(args)
+    check_force(args.force, args.html is not None, "--html")
+    if args.html is not None:  # before loading or compiling: a refusal should not wait for the work
+        html_cmd.check(args.html, args.weights, args.force)
     model, compiled = load_model(args.weights, **compile_options(args), progress=not args.json)
     reference = Reference(model, args.weights, compiled)
     if args.accuracy:
@@ -117,6 +122,7 @@ def _run(args) -> int:
         _needs_completion(model, "--steps")
     with status("running the model", not args.json):
         report = outputs(model, tokens, args.steps or DEFAULT_STEPS)
+    _window_note(model, report)
     return _show_checked(args, reference, report, render_outputs, _windows(model, report))
 
 
@@ -183,6 +189,16 @@ def _show_checked(args, reference: Reference, report: dict, render, windows: lis
         return 0
     raise CliError(f"{error.shown}\nthe program itself is in error on this input: the model's outputs "
                    "above follow no program", status=1)
+
+
+def _window_note(model: Model, report: dict) -> None:
+    """Say on stderr when a causal model's outputs were read through a sliding window (an INPUT
+    longer than max_len): each is the output on the max_len tokens ending there, not on the whole."""
+    n, max_len = len(report["input"]), model.meta["max_len"]
+    if "output" in report and n > max_len:
+        print(f"note: the input has {n:,} tokens, more than the model's max_len {max_len:,}: the output at "
+              f"each position is the model's on the last {max_len:,} tokens up to it (a sliding window)",
+              file=sys.stderr)
 
 
 def _needs_completion(model: Model, flag: str) -> None:

@@ -15,11 +15,16 @@ BOS position and the `bos` dimension are hidden.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
+from rich.cells import cell_len
+from rich.console import COLOR_SYSTEMS
+from rich.style import Style
 from rich.table import Table
 
 from ..runtime.model import Model
-from ..safe_text import markup_safe
+from ..safe_text import markup_safe, terminal_safe
 from ..tools.decode import AMBIGUOUS, decode
 from ..tools.trace import Trace
 from .common import check_one_pass
@@ -27,6 +32,8 @@ from ..runtime.token_text import value_text
 
 READ_OUT = "read-out"
 SHOWN_WEIGHT = 0.005  # a pattern weight below this is a blank cell
+CELL_WIDTH = 4  # characters of a heatmap cell
+HEATMAP_CORNER = "query \\ key"
 
 
 def measure(model: Model, tokens: list) -> dict:
@@ -64,17 +71,17 @@ def _short_stage(stage: str) -> str:
     return stage
 
 
-def _panels(widths: list[int], room: int) -> list[list[int]]:
-    """Column indices grouped so that each group's columns (3 characters of border and padding
+def _panels(widths: list[int], room: int, gap: int = 3) -> list[list[int]]:
+    """Column indices grouped so that each group's columns (`gap` characters of border and padding
     each) fit in `room`: a long input continues in further tables, never squeezed mid-value."""
     panels: list[list[int]] = [[]]
     used = 0
     for j, width in enumerate(widths):
-        if panels[-1] and used + width + 3 > room:
+        if panels[-1] and used + width + gap > room:
             panels.append([])
             used = 0
         panels[-1].append(j)
-        used += width + 3
+        used += width + gap
     return panels
 
 
@@ -104,15 +111,38 @@ def render(report: dict, console) -> None:
         console.print(table, no_wrap=True, crop=False)
     for head in report["attention"]:
         console.print(f"[bold]{markup_safe(head['title'])}[/]")
-        heatmap = Table("query \\ key", *(markup_safe(p) for p in positions), box=None, padding=(0, 1))
-        for label, row in zip(tokens, head["pattern"][first:]):
-            heatmap.add_row(label, *(_cell(w) for w in row))
-        console.print(heatmap, crop=False)
+        _heatmap(console, head["pattern"][first:], positions[first:], positions)
 
 
-def _cell(weight: float) -> str:
-    """A weight as a shaded cell: darker for 0, lighter towards 1, blank below SHOWN_WEIGHT."""
+def _heatmap(console, pattern: list[list[float]], queries: list[str], keys: list[str]) -> None:
+    """One head's pattern [query, key] as shaded cells, query labels down the side and key labels
+    on top, in panels of the key columns that fit the console (as the s-op table). Written as lines
+    of text with the console's colour codes, not through a rich Table or Text: those measure and
+    split every cell, which took minutes for the million cells of 1,024 tokens."""
+    colours = None if console.no_color else COLOR_SYSTEMS.get(console.color_system or "")
+    queries = [terminal_safe(q) for q in queries]
+    keys = [terminal_safe(k) for k in keys]
+    side = max(cell_len(HEATMAP_CORNER), *map(cell_len, queries))
+    widths = [max(cell_len(key), CELL_WIDTH) for key in keys]
+    after = [" " * (width - CELL_WIDTH + 1) for width in widths]  # a cell's padding to its column's width
+    for panel in _panels(widths, max(console.width - side - 2, 10), gap=2):
+        lines = [f" {_padded(HEATMAP_CORNER, side)} " + "".join(f" {_padded(keys[j], widths[j])} " for j in panel)]
+        lines += [f" {_padded(label, side)} " + "".join(" " + _cell(row[j], colours) + after[j] for j in panel)
+                  for label, row in zip(queries, pattern)]
+        console.file.write("\n".join(lines) + "\n")
+
+
+def _padded(text: str, width: int) -> str:
+    """`text` padded with spaces to `width` terminal columns (a wide character takes two)."""
+    return text + " " * (width - cell_len(text))
+
+
+@cache
+def _cell(weight: float, colours) -> str:
+    """A weight as a shaded cell of CELL_WIDTH characters, in `colours` (a rich ColorSystem, None
+    for none): darker for 0, lighter towards 1, blank below SHOWN_WEIGHT (cached: a pattern
+    repeats few weights)."""
     shade = int(40 + 215 * weight)
     ink = "black" if shade > 128 else "white"
     text = "" if weight < SHOWN_WEIGHT else "1" if weight > 1 - SHOWN_WEIGHT else f"{weight:.2f}".lstrip("0")
-    return f"[{ink} on rgb({shade},{shade},{shade})]{text:>4}[/]"
+    return Style.parse(f"{ink} on rgb({shade},{shade},{shade})").render(f"{text:>{CELL_WIDTH}}", color_system=colours)

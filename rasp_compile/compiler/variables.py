@@ -64,13 +64,14 @@ def coordinate(var: Var, value) -> str:
 
 def dim_labels(var_label: str, values) -> tuple[str, ...]:
     """`tokens:a`, `indices:3`: the names of a categorical variable's dimensions, one per value,
-    each `var_label:` and the value as `value_text` spells it. Where two of the values spell
+    each `var_label:` and the value as `value_text` spells it (a pack as its items: `(0,a)`,
+    element_fn.unpacked). Where two of the values spell
     alike (the string "1" and the number 1, "true" and true), every value of this variable is
     spelled as a program writes it instead (`x:"1"`, `x:1`, `x:"true"`, `x:true`), and in the
     rare case that these too coincide (strings holding both quote marks, inside tuples), as
     Python's repr spells it, which tells any two values apart."""
     for spell in (value_text, literal):
-        labels = tuple(f"{var_label}:{spell(value)}" for value in values)
+        labels = tuple(f"{var_label}:{spell(ir.unpacked(value))}" for value in values)
         if len(set(labels)) == len(labels):
             return labels
     return tuple(f"{var_label}:{value!r}" for value in values)

@@ -14,15 +14,19 @@ import re
 import numpy as np
 
 from ..errors import InputError
+from ..ir import unpacked
 from ..safe_text import shortened, terminal_safe
 from .forward import input_vocab
 from .model import Model, token_key
 
 
 def value_text(value) -> str:
-    """How a token or output value is shown: `a`, `3`, `0.5`, `true`, `none`."""
+    """How a token or output value is shown: `a`, `3`, `0.5`, `true`, `none`; a tuple (of an
+    n-ary sequence_map, which is shown by its items: ir.unpacked) as `(0, a)`."""
     if value is None:
         return "none"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(map(value_text, unpacked(value))) + ")"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):

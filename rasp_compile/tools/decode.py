@@ -28,6 +28,7 @@ ONE_HOT_THRESHOLD = 0.5  # a categorical dimension above this is the value (exac
 SNAP_SHARE = 0.25  # a number within this share of the gap to its neighbours is that value
 NOISE = 1e-5  # float32 rounding leaves numbers like 1.4e-07 where the weights give 0
 AMBIGUOUS = "?"  # a categorical variable whose dimensions do not say which value it holds
+MAX_TUPLE_DEPTH = 4  # tuples in meta.sops values nest this deep at most (the compiler's: 1 level)
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def _recorded(entry, name: str, index: dict) -> Variable | None:
                         read_out=entry.get("read_out") is True)
     labels = entry.get("labels")
     if not (isinstance(values, list) and isinstance(labels, list) and len(values) == len(labels)
-            and all(isinstance(label, str) for label in labels)):
+            and all(isinstance(label, str) for label in labels) and all(map(_is_value, values))):
         return None
     present = [(index[label], _hashable(v)) for label, v in zip(labels, values) if label in index]
     if not present:
@@ -113,6 +114,14 @@ def _is_number(value) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     except OverflowError:  # an int beyond float range
         return False
+
+
+def _is_value(value, depth: int = 0) -> bool:
+    """A value the compiler writes: a JSON scalar, or a list of them (a tuple; MAX_TUPLE_DEPTH
+    levels at most), never an object or a list nested deeper than any program's value."""
+    if isinstance(value, list):
+        return depth < MAX_TUPLE_DEPTH and all(_is_value(item, depth + 1) for item in value)
+    return value is None or isinstance(value, (str, int, float))
 
 
 def _hashable(value):

@@ -129,7 +129,7 @@ def _part(value) -> tuple[int, int] | None:
 
 def _description(layer: int, head: int, entry) -> HeadDescription:
     """One head of meta.heads, or an unknown head when the entry is not what the compiler writes."""
-    if not isinstance(entry, dict) or entry.get("kind") not in KINDS or not _text(entry.get("select")):
+    if not isinstance(entry, dict) or _text(entry.get("kind")) not in KINDS or not _text(entry.get("select")):
         return HeadDescription(layer, head)
     selects = entry.get("selects") if isinstance(entry.get("selects"), list) else []
     return HeadDescription(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 
+from ..ir import unpacked
 from .decode import AMBIGUOUS
 
 STYLE = """
@@ -52,6 +53,8 @@ def value_text(value) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return f"{value:.4g}"
+    if isinstance(value, tuple):  # a pack of an n-ary sequence_map, shown by its items (ir.unpacked)
+        return "(" + ", ".join(map(value_text, unpacked(value))) + ")"
     return "(ambiguous)" if value == AMBIGUOUS else str(value)
 
 
