@@ -46,12 +46,20 @@ class Fn:
             if result is not None and not isinstance(result, VALUE_TYPES):
                 raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
             if not is_finite(result):
-                raise ValueError(f"it returns {result!r}; {FINITE_TEXT}")
+                raise NotFinite(result)
             self.results[key] = result
         return self.results[key]
 
 
 FINITE_TEXT = "values are finite (no inf or nan): a model's weights and file hold finite numbers only"
+
+
+class NotFinite(ValueError):
+    """A function returned an infinity or nan (or a tuple holding one): `value`."""
+
+    def __init__(self, value):
+        super().__init__(f"it returns {value!r}; {FINITE_TEXT}")
+        self.value = value
 
 
 def is_finite(value) -> bool:

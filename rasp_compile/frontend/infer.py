@@ -15,7 +15,7 @@ from itertools import product
 from numbers import Number
 
 from .. import ir
-from ..element_fn import value_order
+from ..element_fn import FINITE_TEXT, is_finite, value_order
 from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
 from .lambda_calls import call_checked, describe
 from .cooccurrence import meeting_pairs
@@ -165,6 +165,9 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set
 def _vocab_set(program: ir.Program) -> set:
     """The vocab as a set; RaspValueError when two tokens are equal (1 and True, 1 and 1.0), which
     a set, and so every value set, holds as one while the model embeds each on its own row."""
+    for token in program.vocab:
+        if not is_finite(token):
+            raise RaspValueError(f"the vocab holds {token!r}; {FINITE_TEXT}", program.output_loc)
     vocab = set(program.vocab)
     if len(vocab) != len(program.vocab):
         equal = next((a, b) for i, a in enumerate(program.vocab) for b in program.vocab[:i] if a == b)
@@ -183,6 +186,8 @@ def _ordered(values) -> list:
 
 def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int, twins: Twins, nullable: set) -> set:
     inner, groups = sets[node.sop], twins[node]
+    if not is_finite(node.default):
+        raise RaspValueError(f"the default is {node.default!r}; {FINITE_TEXT}", node.loc)
     if node.encoding == ir.NUMERICAL:
         if node.sop.encoding != ir.NUMERICAL:
             raise RaspTypeError(

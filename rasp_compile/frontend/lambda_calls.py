@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from .. import ir
+from ..element_fn import FINITE_TEXT, NotFinite
 from ..errors import RaspValueError
 from ..safe_text import SHOWN_REASON, shortened
 from .lambda_eval import FailedOn
@@ -36,6 +37,9 @@ def call_checked(fn: ir.Fn, args: tuple, node: ir.Node | None):
     except Exception as failure:  # any failure of user code: the lambda evaluator's or Python's
         if isinstance(failure, FailedOn):
             args, failure = failure.values, failure.cause
+        if isinstance(failure, NotFinite):
+            raise RaspValueError(f"{describe_fn(fn)} returns {failure.value!r} on ({_shown(args)}); {FINITE_TEXT}",
+                                 _loc(fn, node)) from None
         raise RaspValueError(f"{describe_fn(fn)} fails on ({_shown(args)}): {reason(failure)}", _loc(fn, node)) from None
     if result is None and isinstance(node, ir.SOp) and node.encoding == ir.NUMERICAL:
         raise RaspValueError(f"{describe_fn(fn)} returns None on ({_shown(args)}), but {describe(node)} is numerical, "
