@@ -112,7 +112,7 @@ def as_fn(f: Fn | Callable[..., Value]) -> Fn:
     anything else, when the program is built rather than when it is compiled."""
     if isinstance(f, Fn):
         return f
-    if not callable(f):
+    if not callable(f) or hasattr(f, "children"):  # an s-op or selector is callable (tracr's program(xs)), no function
         raise TypeError(f"expected a function, got {type(f).__name__} {shortened(repr(f))}")
     return Fn(f, getattr(f, "__name__", "<python function>"))
 
