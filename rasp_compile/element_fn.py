@@ -38,16 +38,38 @@ class Fn:
 
     def __call__(self, *args: Value) -> Value:
         """`call(*args)`, exactly as Python computes it, computed once per distinct arguments:
-        inference, compilation and the interpreter all ask for the same combinations."""
+        inference, compilation and the interpreter all ask for the same combinations. None is
+        none there (as in tracr); an infinity or nan is refused (ValueError): no model holds it."""
         key = tuple(map(identity_key, args))  # 1, 1.0 and True are equal, not the same; nor are 0.0 and -0.0
         if key not in self.results:
             result = python_value(self.call(*args))
-            if result is None:  # none comes from an aggregate that selects nothing, never from a function
-                raise TypeError(f"it returns None; a function returns a value ({VALUE_TEXT})")
-            if not isinstance(result, VALUE_TYPES):
+            if result is not None and not isinstance(result, VALUE_TYPES):
                 raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
+            if not is_finite(result):
+                raise NotFinite(result)
             self.results[key] = result
         return self.results[key]
+
+
+FINITE_TEXT = "values are finite (no inf or nan): a model's weights and file hold finite numbers only"
+
+
+class NotFinite(ValueError):
+    """A function returned an infinity or nan (or a tuple holding one): `value`."""
+
+    def __init__(self, value):
+        super().__init__(f"it returns {value!r}; {FINITE_TEXT}")
+        self.value = value
+
+
+def is_finite(value) -> bool:
+    """Whether `value` holds no infinity or nan (a float, or a tuple's items); None and every
+    non-float value are finite."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, tuple):
+        return all(map(is_finite, value))
+    return True
 
 
 def identity_key(value) -> tuple:
@@ -90,9 +112,20 @@ def as_fn(f: Fn | Callable[..., Value]) -> Fn:
     anything else, when the program is built rather than when it is compiled."""
     if isinstance(f, Fn):
         return f
-    if not callable(f):
+    if not callable(f) or hasattr(f, "children"):  # an s-op or selector is callable (tracr's program(xs)), no function
         raise TypeError(f"expected a function, got {type(f).__name__} {shortened(repr(f))}")
     return Fn(f, getattr(f, "__name__", "<python function>"))
+
+
+def composed(outer: Callable, inner: Callable, empty=None) -> Callable:
+    """`outer(inner(*args))`, and `empty` where `inner` gives none (None): a map of none is none,
+    or 0 when numerical (pass empty=0), and `outer` is never called on None."""
+
+    def call(*args):
+        middle = inner(*args)
+        return empty if middle is None else outer(middle)
+
+    return call
 
 
 def identity(value: Value) -> Value:

@@ -70,6 +70,12 @@ class Expression:
         """A copy of this node labelled `name`; the node itself is left as it is (as in tracr)."""
         return _copy_with(self, label=name)
 
+    def __call__(self, xs):
+        """tracr's `program(xs)`: `rasp.evaluate(self, xs)`, our reference interpreter on one input."""
+        from .rasp import evaluate  # the interpreter reads the IR: imported when a program is run
+
+        return evaluate(self, xs)
+
     def __repr__(self) -> str:
         """One short line, never the whole graph: `<Map 'opp_idx' at 0x7f..>`, `<Map x == 'a' at ..>`."""
         fn = getattr(self, "fn", None)

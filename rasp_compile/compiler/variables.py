@@ -54,6 +54,11 @@ class Var:
         return {coordinate(self, value): 1.0}
 
 
+def empty_of(var: Var):
+    """What a map writing `var` gives where its argument is none: 0 if numerical, else none."""
+    return 0 if var.encoding == ir.NUMERICAL else None
+
+
 def coordinate(var: Var, value) -> str:
     """The label of one residual coordinate of `var`: its value's dimension (categorical), or
     the variable's one dimension (numerical; `value` is None)."""

@@ -15,7 +15,7 @@ from itertools import product
 from numbers import Number
 
 from .. import ir
-from ..element_fn import value_order
+from ..element_fn import FINITE_TEXT, is_finite, value_order
 from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
 from .lambda_calls import call_checked, describe
 from .cooccurrence import meeting_pairs
@@ -47,6 +47,9 @@ def most_values(node: ir.SOp) -> int:
 
 def _checked_set(result: set, node: ir.SOp) -> frozenset:
     result.discard(None)
+    if not result:  # only a function returning None everywhere gives no value
+        raise RaspValueError(f"{describe(node)} is none at every position: its function returns None on "
+                             "every value it can meet", node.loc)
     if len(result) > most_values(node):
         raise _too_many_values(node)
     if node.encoding == ir.NUMERICAL and not set(map(type, result)) <= {int, float, bool}:  # a mean's floats: one pass
@@ -66,18 +69,26 @@ def _too_many_values(node: ir.SOp) -> RaspValueError:
 
 def nullable_sops(program: ir.Program) -> set:
     """The s-ops that may be none at some position: a categorical aggregate without a default
-    (or of an s-op that may be none), and categorical maps of those. Numerical s-ops never are:
-    a numerical map of none is 0."""
+    (or of an s-op that may be none), a categorical map or sequence_map whose function returns
+    None on some of its values (known once inference has called it), and categorical maps of
+    those. Numerical s-ops never are: a numerical map of none is 0."""
     nullable: set = set()
     for node in program.nodes():
-        if not isinstance(node, ir.SOp) or node.encoding == ir.NUMERICAL:
-            continue
-        if isinstance(node, ir.Aggregate):
-            if node.default is None or node.sop in nullable:
-                nullable.add(node)
-        elif any(child in nullable for child in node.children()):
+        if may_be_none(node, nullable):
             nullable.add(node)
     return nullable
+
+
+def may_be_none(node: ir.Node, nullable: set) -> bool:
+    """Whether `node` may be none, its children's answers in `nullable`; a function's own None
+    is read from its memo of results, so ask after inference called it on every value."""
+    if not isinstance(node, ir.SOp) or node.encoding == ir.NUMERICAL:
+        return False
+    if isinstance(node, ir.Aggregate):
+        return node.default is None or node.sop in nullable
+    if any(child in nullable for child in node.children()):
+        return True
+    return isinstance(node, (ir.Map, ir.SequenceMap)) and any(r is None for r in node.fn.results.values())
 
 
 def infer_value_sets(program: ir.Program) -> ValueSets:
@@ -85,7 +96,7 @@ def infer_value_sets(program: ir.Program) -> ValueSets:
     refuses a program that tells apart values equal to Python but not the same (frontend/twins.py)."""
     sets: ValueSets = {}
     twins: Twins = {}
-    nullable = nullable_sops(program)
+    nullable: set = set()  # filled in as the nodes come (a map's None is known once it is called)
     for node in program.nodes():
         try:
             if isinstance(node, ir.Select):
@@ -96,6 +107,8 @@ def infer_value_sets(program: ir.Program) -> ValueSets:
             elif not isinstance(node, ir.Selector):
                 twins[node] = {}
                 sets[node] = _value_set(node, sets, program, nullable, twins)
+                if may_be_none(node, nullable):
+                    nullable.add(node)
         except RaspError as error:
             raise attributed(error, describe(node)) from None
     check_output(program, twins[program.output])
@@ -152,6 +165,9 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set
 def _vocab_set(program: ir.Program) -> set:
     """The vocab as a set; RaspValueError when two tokens are equal (1 and True, 1 and 1.0), which
     a set, and so every value set, holds as one while the model embeds each on its own row."""
+    for token in program.vocab:
+        if not is_finite(token):
+            raise RaspValueError(f"the vocab holds {token!r}; {FINITE_TEXT}", program.output_loc)
     vocab = set(program.vocab)
     if len(vocab) != len(program.vocab):
         equal = next((a, b) for i, a in enumerate(program.vocab) for b in program.vocab[:i] if a == b)
@@ -170,6 +186,8 @@ def _ordered(values) -> list:
 
 def _aggregate_values(node: ir.Aggregate, sets: ValueSets, n: int, twins: Twins, nullable: set) -> set:
     inner, groups = sets[node.sop], twins[node]
+    if not is_finite(node.default):
+        raise RaspValueError(f"the default is {node.default!r}; {FINITE_TEXT}", node.loc)
     if node.encoding == ir.NUMERICAL:
         if node.sop.encoding != ir.NUMERICAL:
             raise RaspTypeError(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from .. import ir
+from ..element_fn import FINITE_TEXT, NotFinite
 from ..errors import RaspValueError
 from ..safe_text import SHOWN_REASON, shortened
 from .lambda_eval import FailedOn
@@ -29,15 +30,30 @@ def describe(node: ir.Node) -> str:
 
 def call_checked(fn: ir.Fn, args: tuple, node: ir.Node | None):
     """Call a lambda on concrete values; a failure becomes a RaspValueError at the lambda (or
-    at `node`), naming the values the user's lambda received (`lambda_eval.FailedOn`)."""
+    at `node`), naming the values the user's lambda received (`lambda_eval.FailedOn`). None is
+    none, except from the function of a numerical s-op, which holds a number everywhere."""
     try:
-        return fn(*args)
+        result = fn(*args)
     except Exception as failure:  # any failure of user code: the lambda evaluator's or Python's
         if isinstance(failure, FailedOn):
             args, failure = failure.values, failure.cause
-        shown = ", ".join(shortened(repr(a)) for a in args)
-        loc = fn.loc or (node.loc if node is not None else None)
-        raise RaspValueError(f"{describe_fn(fn)} fails on ({shown}): {reason(failure)}", loc) from None
+        if isinstance(failure, NotFinite):
+            raise RaspValueError(f"{describe_fn(fn)} returns {failure.value!r} on ({_shown(args)}); {FINITE_TEXT}",
+                                 _loc(fn, node)) from None
+        raise RaspValueError(f"{describe_fn(fn)} fails on ({_shown(args)}): {reason(failure)}", _loc(fn, node)) from None
+    if result is None and isinstance(node, ir.SOp) and node.encoding == ir.NUMERICAL:
+        raise RaspValueError(f"{describe_fn(fn)} returns None on ({_shown(args)}), but {describe(node)} is numerical, "
+                             "which holds a number at every position: return a number there, or keep the s-op "
+                             "categorical (where None is none)", _loc(fn, node))
+    return result
+
+
+def _shown(args: tuple) -> str:
+    return ", ".join(shortened(repr(a)) for a in args)
+
+
+def _loc(fn: ir.Fn, node: ir.Node | None):
+    return fn.loc or (node.loc if node is not None else None)
 
 
 def reason(failure: BaseException) -> str:

@@ -95,6 +95,13 @@ class Model:
 
         return head_weights(self, layer, head)
 
+    def apply(self, tokens: list):
+        """The model on `tokens` given as tracr's `apply` takes them, BOS first: `.decoded`,
+        `.residuals`, ... (runtime/tracr_apply.py; docs/from_tracr.md)."""
+        from .tracr_apply import apply
+
+        return apply(self, tokens)
+
     def __repr__(self) -> str:
         from ..tools.model_view import model_repr
 

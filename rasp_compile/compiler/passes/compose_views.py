@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ...element_fn import composed
 from ..lowering.state import LoweringState
 from ..ops import NumericMLP
 from ..variables import Var
@@ -23,4 +24,4 @@ def through_steps(state: LoweringState, var: Var, classify: Callable) -> tuple[V
     steps = state.writer.get(var)
     if not isinstance(steps, NumericMLP):
         return None
-    return steps.input, lambda v: classify(steps.fn(v))
+    return steps.input, composed(classify, steps.fn)

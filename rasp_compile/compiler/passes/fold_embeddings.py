@@ -16,7 +16,8 @@ from typing import Callable
 from ..lowering.positions import values_by_position
 from ..lowering.state import LoweringState
 from ..ops import Embed
-from ..variables import Var, sort_key
+from ...element_fn import composed
+from ..variables import Var, empty_of, sort_key
 
 
 def map_of_embedding(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Embed | None:
@@ -24,7 +25,7 @@ def map_of_embedding(state: LoweringState, out: Var, fn: Callable, inner: Var) -
     source = state.writer[inner]
     if not isinstance(source, Embed):
         return None
-    return Embed(out, source.source, lambda v: fn(source.fn(v)))
+    return Embed(out, source.source, composed(fn, source.fn, empty_of(out)))
 
 
 def sequence_map_of_positions(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Embed | None:

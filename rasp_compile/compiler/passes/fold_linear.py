@@ -21,6 +21,7 @@ from itertools import combinations
 from typing import Callable
 
 from ... import ir
+from ...element_fn import composed
 from ..lowering.linear import linear_form
 from ..lowering.pairs import meeting_pairs_of, within_pair_limit
 from ..lowering.state import LoweringState
@@ -29,7 +30,7 @@ from ..ops import Linear, NumericMLP
 from ..precision import largest_magnitude
 from ..primitives.numeric_mlp import step_output_error
 from ..tolerances import FOLD_TOLERANCE
-from ..variables import Var, coordinate
+from ..variables import Var, coordinate, empty_of
 
 
 def linear_map(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Linear | NumericMLP | None:
@@ -40,7 +41,7 @@ def linear_map(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Line
         return linear
     view = viewed_number(state, inner)
     if view is not None and out.encoding == ir.NUMERICAL:
-        return NumericMLP(out, view.input, lambda v: fn(view.fn(v)))
+        return NumericMLP(out, view.input, composed(fn, view.fn, empty_of(out)))
     return None
 
 
@@ -69,7 +70,8 @@ def linear_op(state: LoweringState, out: Var, fn: Callable, inputs: tuple[Var, .
             numbers = tuple(view.input if view else x for view, x in zip(chosen, inputs))
             if len(numbers) == 2 and not within_pair_limit(*numbers):
                 continue  # too many pairs of the numbers behind the views to ask about
-            form = linear_form(out, _compose_each(fn, [view and view.fn for view in chosen]), numbers, state.writer.get)
+            form = linear_form(out, _compose_each(fn, [view and view.fn for view in chosen], empty_of(out)), numbers,
+                               state.writer.get)
             if form is not None and _fold_error(form, [v for v in present if v not in through]) <= tolerance:
                 return form
     return None
@@ -88,6 +90,12 @@ def _fold_error(folded: Linear, views: list[NumericMLP]) -> float:
     return error
 
 
-def _compose_each(outer: Callable, inners: list[Callable | None]) -> Callable:
-    """outer(inner_1(a_1), inner_2(a_2), ...), an inner of None passing its argument as it is."""
-    return lambda *args: outer(*(inner(a) if inner else a for inner, a in zip(inners, args)))
+def _compose_each(outer: Callable, inners: list[Callable | None], empty) -> Callable:
+    """outer(inner_1(a_1), inner_2(a_2), ...), an inner of None passing its argument as it is;
+    `empty` where an inner gives none (element_fn.composed)."""
+
+    def call(*args):
+        middle = [inner(a) if inner else a for inner, a in zip(inners, args)]
+        return empty if None in middle else outer(*middle)
+
+    return call

@@ -128,7 +128,7 @@ def _parts(select: ir.Select, rest: list, value_sets: ValueSets, meeting: Callab
     for j in sorted(value_sets[x], key=order):
         pairs = {other: (j, other) if split_first else (other, j) for other in value_sets[y]}
         selected = {
-            (other, q): meeting(*pair) and select.holds(table.fn(*pair), q)
+            (other, q): meeting(*pair) and _holds(select, table.fn(*pair), q)
             for other, pair in pairs.items()
             for q in queries
         }
@@ -152,3 +152,9 @@ def _conjuncts(selector: ir.Selector) -> list[ir.Selector]:
 
 def _text(select: ir.Select) -> str:
     return select.predicate if isinstance(select.predicate, str) else select.predicate.text
+
+
+def _holds(select: ir.Select, key, query) -> bool:
+    """The select's predicate on one key value; a none key (a table that returns None there) is
+    never selected."""
+    return key is not None and select.holds(key, query)
