@@ -6,17 +6,20 @@ the conflict, on every input up to a small max_len)."""
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from rasp_compile import ir, parse_program
+from rasp_compile import compile, ir, parse_program
+from rasp_compile.cli import compile_cmd
 from rasp_compile.errors import RaspError, RaspRuntimeError
-from rasp_compile.frontend import load_checked
+from rasp_compile.frontend import load_checked, load_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.frontend.single_valued import IMPOSSIBLE, POSSIBLE, conflicts_possible
+from rasp_compile.runtime.forward import predict
 from rasp_compile.tools.interpret import evaluate
 
 from random_programs import programs
@@ -169,3 +172,64 @@ def test_impossible_is_never_met_aimed_programs(program: ir.Program):
     except RaspError:
         assume(False)  # a map returning None everywhere it is read, say
     assert_sound(program)
+
+
+def test_compile_notes_the_aggregates_not_proven(capsys, tmp_path):
+    """rasp-compile: one located note naming the aggregates not proven (on stderr), `conflicts`
+    in the JSON summary and in the head descriptions of meta; no note when all are proven."""
+    path = tmp_path / "p.rasp"
+    path.write_text("vocab {a, b}\nmax_len 4\nprev = aggregate(select(indices, indices, lambda k, q: k == q - 1), tokens)\n"
+                    "upto = aggregate(select(indices, indices, <=), tokens)\n"
+                    "output sequence_map(lambda p, u: p == u, prev, upto)\n")
+    assert compile_cmd.main([str(path), "--json"]) == 0
+    out, err = capsys.readouterr()
+    by_name = {sop["name"]: sop.get("conflicts") for sop in json.loads(out)["program"]["sops"]}
+    assert by_name["prev"] == IMPOSSIBLE and by_name["upto"] == POSSIBLE and by_name["tokens"] is None
+    assert err.startswith(f"{path}:4:8: note: ") and "`upto` (4:8)" in err and "`prev`" not in err
+    assert len(err.splitlines()) == 1 and "--accuracy" in err
+    heads = [head for layer in compile(load_program(path)).meta["heads"] for head in layer]
+    assert {head["sop"]: head.get("conflicts") for head in heads} == {"prev": IMPOSSIBLE, "upto": POSSIBLE}
+    assert compile_cmd.main([str(PROGRAMS / "aab.rasp")]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "conflicts" not in out
+
+
+def share_rule(xs: list, default) -> list:
+    """What a direct read-out of `aggregate(select(indices, indices, <=), tokens, default)`
+    gives at each query (docs/language.md, "Semantics"), in plain Python: the value most of the
+    selected keys hold, when it is held by more than half of them or a default is given; else
+    none. "tie" where two columns' logits are equal (float32 rounding decides)."""
+    out = []
+    for q in range(len(xs)):
+        selected = xs[:q + 1]
+        shares = sorted((selected.count(v) / len(selected) for v in set(selected)), reverse=True)
+        best = max(set(selected), key=selected.count)
+        if len(shares) > 1 and shares[0] == shares[1] or default is None and shares[0] == 0.5:
+            out.append("tie")
+        else:
+            out.append(best if default is not None or shares[0] > 0.5 else None)
+    return out
+
+
+@pytest.mark.parametrize("default", [None, '"z"'])
+def test_direct_read_out_where_conflicts_are_possible(default):
+    """On every input where the interpreter refuses the program, the model's output is the
+    documented rule (away from exact ties)."""
+    program = parse_program("vocab {a, b, c}\nmax_len 5\noutput aggregate(select(indices, indices, <=), tokens"
+                            f"{'' if default is None else ', default=' + default})\n")
+    assert conflicts_possible(program, infer_value_sets(program))[program.output] == POSSIBLE
+    model = compile(program)
+    refused = []
+    for n in range(1, 6):
+        for xs in map(list, itertools.product("abc", repeat=n)):
+            try:
+                evaluate(program, xs)
+            except RaspRuntimeError:
+                refused.append(xs)
+    assert len(refused) == sum(3 ** n for n in range(1, 6)) - 3 * 5  # all but one token repeated
+    checked = 0
+    for xs, got in zip(refused, predict(model, refused)):
+        expected = share_rule(xs, default)
+        assert all(e == "tie" or e == g for e, g in zip(expected, got)), (xs, expected, got)
+        checked += sum(e != "tie" for e in expected)
+    assert checked > len(refused) * 3  # most queries are away from a tie

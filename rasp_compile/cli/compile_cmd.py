@@ -1,7 +1,8 @@
 """`rasp-compile PROGRAM.rasp [--emit OUT.npz]`: parse, check, compile, summarise (docs/cli.md).
 
 The summary: the program (vocab, max_len, causal), each s-op with its kind, encoding and number of
-values, then the model: per layer heads, d_head and d_mlp; d_model; parameters (total and non-zero);
+values (and, for a categorical aggregate, whether its selected keys may hold different values:
+frontend/single_valued.py), then the model: per layer heads, d_head and d_mlp; d_model; parameters (total and non-zero);
 FLOPs per forward at max_len (max_len tokens, plus BOS).
 """
 
@@ -15,12 +16,13 @@ from .. import ir
 from ..errors import OutputError
 from ..tools.flops import count_flops
 from ..frontend.infer import ValueSets
+from ..frontend.single_valued import POSSIBLE, conflicts_possible
 from ..runtime.model import Model, n_nonzero, n_params
 from ..runtime.weights_file import save
 from .outputs import WEIGHTS, add_force, check_force, check_output_file
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_file, compile_options, file_name,
                      make_console, output_path, print_json, run_edge)
-from ..safe_text import markup_safe, shortened
+from ..safe_text import markup_safe, shortened, terminal_safe
 from ..runtime.token_text import value_text
 
 SHOWN_VALUES = 6  # values listed per s-op before "…"
@@ -74,15 +76,21 @@ def _compile(args) -> int:
         print_json(report)
     else:
         render(report, make_console())
+    note = conflicts_note(args.program, program, value_sets)
+    if note:  # on stderr: --json's stdout stays one JSON object
+        print(note, file=sys.stderr)
     return 0
 
 
 def summary(path: str, program: ir.Program, value_sets: ValueSets, model: Model, emitted: str | None) -> dict:
-    """The program (with its value sets) and model figures, JSON-ready."""
+    """The program (with its value sets) and model figures, JSON-ready; a categorical aggregate's
+    entry has `conflicts` ("impossible" / "possible")."""
+    conflicts = conflicts_possible(program, value_sets)
     sops = [
         {"name": node.label, "output": node is program.output, "kind": node.kind, "encoding": node.encoding,
          "n_values": len(value_sets[node]),
-         "values": sorted(map(value_text, value_sets[node]), key=_natural)}
+         "values": sorted(map(value_text, value_sets[node]), key=_natural),
+         **({"conflicts": conflicts[node]} if node in conflicts else {})}
         for node in program.nodes() if isinstance(node, ir.SOp)
     ]
     return {
@@ -94,6 +102,27 @@ def summary(path: str, program: ir.Program, value_sets: ValueSets, model: Model,
                   "flops_positions": model.n_ctx, "flops": count_flops(model, model.n_ctx)},
         "emitted": emitted,
     }
+
+
+def conflicts_note(path: str, program: ir.Program, value_sets: ValueSets) -> str | None:
+    """`FILE:LINE:COL: note: ...` naming the categorical aggregates not proven single-valued (at
+    the first of them), or None when there are none (docs/language.md, "Semantics")."""
+    possible = [node for node, answer in conflicts_possible(program, value_sets).items() if answer == POSSIBLE]
+    if not possible:
+        return None
+    names = ", ".join(_aggregate_name(node, program) for node in possible)
+    first = possible[0].loc or program.output_loc
+    place = f"{terminal_safe(path)}:{first.line}:{first.col}" if first else terminal_safe(path)
+    return (f"{place}: note: the compiler cannot prove that the keys selected by {names} "
+            "never hold different values; on inputs "
+            "where they do, the program is in error and the model's output there is not the program's "
+            "(rasp-run --accuracy reports those inputs as program errors)")
+
+
+def _aggregate_name(node: ir.Aggregate, program: ir.Program) -> str:
+    name = program.output_name if node is program.output else node.label
+    text = f"`{shortened(name, SHOWN_NAME)}`" if name else "the aggregate"
+    return terminal_safe(f"{text} ({node.loc.line}:{node.loc.col})" if node.loc else text)
 
 
 def _natural(text: str):
@@ -115,11 +144,14 @@ def render(report: dict, console) -> None:
     console.print(f"[bold]{_shown(program['name'])}[/]  vocab {{{vocab}}}  "
                   f"max_len {program['max_len']}  {'causal' if program['causal'] else 'not causal'}  "
                   f"output {_shown(program['output'])}")
-    sops = Table("s-op", "kind", "encoding", "values", "", title="s-ops", title_justify="left")
+    flagged = any(sop.get("conflicts") == POSSIBLE for sop in program["sops"])  # the column only then
+    sops = Table("s-op", "kind", "encoding", *(["conflicts"] if flagged else []), "values", "",
+                 title="s-ops", title_justify="left")
     for sop in program["sops"]:
         shown = ", ".join(map(_shown, sop["values"][:SHOWN_VALUES])) + (", …" if sop["n_values"] > SHOWN_VALUES else "")
         name = _shown(sop["name"] or "-") + (" (output)" if sop["output"] else "")
-        sops.add_row(name, sop["kind"], sop["encoding"], str(sop["n_values"]), shown)
+        conflicts = [sop.get("conflicts", "")] if flagged else []
+        sops.add_row(name, sop["kind"], sop["encoding"], *conflicts, str(sop["n_values"]), shown)
     console.print(sops)
     layers = Table("layer", "heads", "d_head", "d_mlp", title="model", title_justify="left")
     for i, layer in enumerate(model["layers"]):

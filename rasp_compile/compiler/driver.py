@@ -28,6 +28,7 @@ from ..frontend.infer import ValueSets, infer_value_sets
 from ..runtime.model import Model, validate
 from .assemble import assemble, cast_to
 from .budget import check_budget, check_vocab_budget
+from ..frontend.single_valued import conflicts_possible
 from .head_meta import describe_model
 from .layout import lay_out
 from .lowering.lower import lower
@@ -157,7 +158,7 @@ def compile_program(
         for step in active_steps(MODEL_PASSES, enabled):
             model = step.run(model)
         model = cast_to(model, dtype)
-        model.meta.update(describe_model(graph, blocks))  # meta.heads and meta.sops (docs/inspect.md)
+        model.meta.update(describe_model(graph, blocks, conflicts_possible(program, value_sets)))  # meta.heads and meta.sops (docs/inspect.md)
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
     validate(model)
     return model

@@ -1,14 +1,17 @@
 """head_meta: what each head computes and what each residual variable holds, for the weights
 file's meta (docs/inspect.md, "What the file records").
 
-`describe_model(graph, blocks)` returns two meta entries:
+`describe_model(graph, blocks, conflicts)` returns two meta entries:
 
     heads   per layer, per head (in c_attn's order): the s-op the head computes (`sop`, its
             `line`/`col`), its `kind` (categorical / numerical aggregate, or the attention half
             of a selector_width, `width`), the `select` it scores as the program writes it, each
             `select(keys, queries, predicate)` inside it with its place (`selects`), the residual
             variables its query and key read (`q_reads`, `k_reads`), the one it averages
-            (`value`) and the one it writes (`writes`); `part` [k, n] for one of n split heads.
+            (`value`) and the one it writes (`writes`); `part` [k, n] for one of n split heads;
+            on a categorical aggregate's head, `conflicts`: "impossible" when the compiler
+            proved its selected keys never hold different values, else "possible"
+            (frontend/single_valued.py).
     sops    per residual variable (its label, as in meta.residual): `encoding`, `may_be_none`,
             and its `values` with the dimension `labels` holding them (categorical), or its
             `values` when there are at most MAX_LISTED_VALUES (numerical; omitted beyond);
@@ -43,11 +46,16 @@ value it stands for) up to this many; a longer list would only grow the file."""
 KIND_NAMES = {ir.Aggregate: "aggregate", ir.SelectorWidth: "selector_width", ir.Length: "length"}
 
 
-def describe_model(graph: Graph, blocks: list[Block]) -> dict:
-    """{"heads": [[head description, ...] per layer], "sops": {label: description}}."""
+def describe_model(graph: Graph, blocks: list[Block], conflicts: dict) -> dict:
+    """{"heads": [[head description, ...] per layer], "sops": {label: description}}; `conflicts`:
+    each categorical aggregate -> "impossible" / "possible" (single_valued.conflicts_possible)."""
     attends = [op for op in graph.ops if isinstance(op, Attend)]
     sources = _sources(attends, graph.program)
     heads = [[_head(op, sources.get(op), graph.program) for op in block.heads] for block in blocks]
+    for block, layer in zip(blocks, heads):
+        for op, head in zip(block.heads, layer):
+            if sources.get(op) in conflicts:
+                head["conflicts"] = conflicts[sources[op]]
     parts: dict = {}
     for layer in heads:
         for head in layer:
