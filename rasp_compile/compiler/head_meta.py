@@ -54,8 +54,9 @@ def describe_model(graph: Graph, blocks: list[Block], conflicts: dict) -> dict:
     heads = [[_head(op, sources.get(op), graph.program) for op in block.heads] for block in blocks]
     for block, layer in zip(blocks, heads):
         for op, head in zip(block.heads, layer):
-            if sources.get(op) in conflicts:
-                head["conflicts"] = conflicts[sources[op]]
+            node = sources.get(op)
+            if isinstance(node, ir.Aggregate) and node in conflicts:
+                head["conflicts"] = conflicts[node]
     parts: dict = {}
     for layer in heads:
         for head in layer:
