@@ -14,6 +14,7 @@ from rasp_compile import compile_rasp_to_model, ir, rasp
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.compiler.passes.split_keys import split_selectors
 from rasp_compile.compiler.variables import sort_key
+from rasp_compile.errors import RaspValueError
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets, nullable_sops
 
@@ -45,7 +46,12 @@ PRODUCTS = {
 def test_a_running_product_compiles_and_agrees_on_every_input(name, max_len):
     program = parse_program(RUNNING + PRODUCTS[name], max_len=max_len)
     inputs = every_input(program.vocab, max_len)
-    assert_agree(compile_program(program), program, inputs)
+    try:
+        compiled = compile_program(program)
+    except RaspValueError as refusal:  # a negative mean times the index 0 is -0.0 beside 0.0
+        assert "-0.0 and 0.0" in refusal.message and refusal.loc is not None
+        return
+    assert_agree(compiled, program, inputs)
     assert_agree(compile_program(program, disabled=OPTIMIZATIONS), program, inputs)
 
 
@@ -99,5 +105,10 @@ mean = numerical(aggregate(select(tokens, tokens, true), step))
 output {f"numerical({answer})" if numerical else answer}
 """)
     inputs = every_input(program.vocab, max_len)
-    assert_agree(compile_program(program), program, inputs)
+    try:
+        compiled = compile_program(program)
+    except RaspValueError as refusal:  # a negative mean times the index 0 is -0.0 beside 0.0
+        assert "-0.0 and 0.0" in refusal.message and refusal.loc is not None
+        return
+    assert_agree(compiled, program, inputs)
     assert_agree(compile_program(program, disabled=OPTIMIZATIONS), program, inputs)
