@@ -3,7 +3,8 @@ the environment variable RASP_COMPILE_TEST_EXTRAS names that extra, or `all` (.c
 extra and sets it, so no such test can skip there).
 
 Extras: `interop` (torch, transformer_lens, safetensors), `tracr` (tracr, with jax), `browser`
-(Debian's chromium), `pandas` (for `LabelledArray.to_pandas`).
+(Debian's chromium), `pandas` (for `LabelledArray.to_pandas`), `notebook` (nbclient, nbformat and
+ipykernel, to execute examples/tutorial.ipynb), `packaging` (build, twine and jsonschema).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ INSTALL = {
     "tracr": "pip install -e '.[tracr]'",
     "browser": "apt-get install chromium",
     "pandas": "pip install pandas",
+    "notebook": "pip install -e '.[notebook]'",
+    "packaging": "pip install build twine jsonschema",
 }
 
 
