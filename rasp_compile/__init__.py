@@ -27,6 +27,9 @@ or with tracr's names (docs/from_tracr.md):
 
 from __future__ import annotations
 
+__version__ = "0.1.0"
+"""The package's version: pyproject.toml reads it from here (`rasp-compile --version` shows it)."""
+
 from importlib import import_module
 from os import PathLike
 from pathlib import Path

@@ -4,7 +4,7 @@ extra and sets it, so no such test can skip there).
 
 Extras: `interop` (torch, transformer_lens, safetensors), `tracr` (tracr, with jax), `browser`
 (Debian's chromium), `pandas` (for `LabelledArray.to_pandas`), `notebook` (nbclient, nbformat and
-ipykernel, to execute examples/tutorial.ipynb), `packaging` (build, twine and jsonschema).
+ipykernel, to execute examples/tutorial.ipynb), `jsonschema` (to check weights files against rasp_compile/runtime/meta.schema.json).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ INSTALL = {
     "browser": "apt-get install chromium",
     "pandas": "pip install pandas",
     "notebook": "pip install -e '.[notebook]'",
-    "packaging": "pip install build twine jsonschema",
+    "jsonschema": "pip install jsonschema",
 }
 
 
