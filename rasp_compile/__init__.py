@@ -92,7 +92,8 @@ def compile(
 ) -> Model:
     """Compile a program given as IR, as `.rasp` text (a `str`), or as a file (a `pathlib.Path`),
     optionally at another max_len (1 to 1,024, as a program declares; ValueError otherwise) and without the optimisation passes named in `disabled`
-    (see `OPTIMIZATIONS`)."""
+    (see `OPTIMIZATIONS`). A `str` that is a file name rather than a program is refused with a
+    ValueError saying to use `load_program`."""
     if isinstance(program, str) and _names_a_file(program):
         raise ValueError(f"rc.compile({program!r}): a str is the program's text, and this is a file name; "
                          f"compile the file with rc.compile(rc.load_program({program!r}))")
