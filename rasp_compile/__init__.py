@@ -7,6 +7,7 @@ The Python API, for research code:
     model = rc.compile(program, max_len=8)              # a Model: meta + docs/format.md arrays
     rc.save(model, "aab.npz"); model = rc.load("aab.npz")
     rc.run(model, ["a", "a", "b"])                      # the model's output at every position
+    rc.run_batch(model, [["a", "b"], ["a", "a", "b"]])  # many inputs, of any lengths, at once
     rc.complete(model, ["a", "a"], steps=10)            # a causal model continuing a sequence
     rc.evaluate(program, ["a", "a", "b"])               # the reference interpreter, directly
     rc.evaluate_all(program, ["a", "a", "b"])           # every named s-op's values (docs/inspect.md)
@@ -26,8 +27,12 @@ or with tracr's names (docs/from_tracr.md):
 
 from __future__ import annotations
 
+__version__ = "0.1.0"
+"""The package's version: pyproject.toml reads it from here (`rasp-compile --version` shows it)."""
+
 from importlib import import_module
 from os import PathLike
+from pathlib import Path
 
 import numpy as np
 
@@ -39,6 +44,7 @@ from .runtime.forward import complete as complete_tokens
 from .runtime.forward import logits, predict
 from .runtime.model import Model
 from .runtime.token_text import tokens_from
+from .tools.decode import output_numbers, residual_variables, snapped
 from .runtime.weights_file import load, save
 from .tools.flops import count_flops
 
@@ -75,7 +81,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "OutputError", "format_error",
-    "parse_program", "load_program", "compile", "save", "load", "run", "complete", "logits",
+    "parse_program", "load_program", "compile", "save", "load", "run", "run_batch", "complete", "logits",
     "evaluate", "evaluate_all", "trace", "OpCounter", "count_flops", "to_transformer_lens", "tl_tokens",
     "rasp", "compile_rasp_to_model", "from_tracr",
 ]
@@ -86,7 +92,11 @@ def compile(
 ) -> Model:
     """Compile a program given as IR, as `.rasp` text (a `str`), or as a file (a `pathlib.Path`),
     optionally at another max_len (1 to 1,024, as a program declares; ValueError otherwise) and without the optimisation passes named in `disabled`
-    (see `OPTIMIZATIONS`)."""
+    (see `OPTIMIZATIONS`). A `str` that is a file name rather than a program is refused with a
+    ValueError saying to use `load_program`."""
+    if isinstance(program, str) and _names_a_file(program):
+        raise ValueError(f"rc.compile({program!r}): a str is the program's text, and this is a file name; "
+                         f"compile the file with rc.compile(rc.load_program({program!r}))")
     if max_len is not None:
         check_max_len(max_len)
     value_sets = None  # inferred once, by the check at the max_len compiled (not its own)
@@ -97,11 +107,43 @@ def compile(
     return compile_program(program, max_len=max_len, dtype=dtype, disabled=disabled, value_sets=value_sets)
 
 
+def _names_a_file(text: str) -> bool:
+    """Whether `text`, given as a program's text, is rather a file name: one line, naming a `.rasp`
+    file or a file that exists (a program needs at least two lines, or `;` between declarations)."""
+    if "\n" in text or ";" in text:
+        return False
+    try:
+        return text.strip().lower().endswith(".rasp") or Path(text).is_file()
+    except (OSError, ValueError):  # a name the system refuses (too long, a NUL): not a file
+        return False
+
+
 def run(model: Model, tokens: list | str) -> list:
     """The model's output at every position of one input (None for none). Tokens are vocab values
     or their text, as the command line reads them: `run(model, ["1", "2"])` and `run(model, "12")`
-    on a number vocab are `run(model, [1, 2])` (runtime/token_text.tokens_from)."""
-    return predict(model, [tokens_from(model, tokens)])[0]
+    on a number vocab are `run(model, [1, 2])` (runtime/token_text.tokens_from). A numerical output
+    is the program's value it stands for (`1.0`, not float32's 0.99999988): see `run_batch`."""
+    return run_batch(model, [tokens])[0]
+
+
+def run_batch(model: Model, inputs: list) -> list[list]:
+    """The model's outputs for each of `inputs` (each read as `run` reads one; lengths may differ:
+    the inputs of one length run as one batch). A numerical output is snapped to the nearest value
+    the program can give there (from meta.sops, within a quarter of the gap to the next: the
+    compiled weights are exact to float rounding), and left as computed when the file does not
+    record the values (docs/inspect.md)."""
+    if isinstance(inputs, str):
+        raise TypeError("run_batch takes a list of inputs; for one input, call rc.run(model, tokens)")
+    outputs = predict(model, [tokens_from(model, tokens) for tokens in inputs])
+    if model.meta["output"]["encoding"] != "numerical":
+        return outputs
+    numbers = output_numbers(residual_variables(model.meta, model.d_model))
+    return [[_value(x, numbers) for x in row] for row in outputs]
+
+
+def _value(x, numbers: tuple):
+    near = snapped(x, numbers)
+    return x if near is None else near
 
 
 def complete(model: Model, tokens: list | str, steps: int = 10) -> list:

@@ -4,7 +4,9 @@ extra and sets it, so no such test can skip there).
 
 Extras: `interop` (torch, transformer_lens, safetensors), `tracr` (tracr, with jax), `browser`
 (Debian's chromium), `pandas` (for `LabelledArray.to_pandas`), `distributed` (Dask's distributed
-scheduler, for `rasp-run --accuracy --all --dask`).
+scheduler, for `rasp-run --accuracy --all --dask`), `notebook` (nbclient, nbformat and ipykernel,
+to execute examples/tutorial.ipynb), `jsonschema` (to check weights files against
+rasp_compile/runtime/meta.schema.json).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ INSTALL = {
     "browser": "apt-get install chromium",
     "pandas": "pip install pandas",
     "distributed": "pip install -e '.[distributed]'",
+    "notebook": "pip install -e '.[notebook]'",
+    "jsonschema": "pip install jsonschema",
 }
 
 

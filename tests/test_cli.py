@@ -247,7 +247,7 @@ def test_malformed_program_exits_1_with_location_and_caret(capsys, tmp_path):
     bad.write_text("vocab {a, b}\nmax_len 5\nx = map(lambda t: t, tokenz)\noutput x\n")
     status, out, err = run(capsys, compile_cmd.main, bad)
     assert status == 1 and out == ""
-    assert err.splitlines() == [f"{bad}:3:22: error: unknown name 'tokenz'",
+    assert err.splitlines() == [f"{bad}:3:22: error: unknown name 'tokenz'; did you mean 'tokens'?",
                                 "x = map(lambda t: t, tokenz)", " " * 21 + "^"]
     assert run(capsys, run_cmd.main, bad, "ab")[0] == 1
 

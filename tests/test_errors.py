@@ -137,7 +137,7 @@ def test_format_error_points_at_the_column():
     with pytest.raises(RaspNameError) as caught:
         parse_program(source, "prog.rasp")
     assert format_error(caught.value, source, "prog.rasp").splitlines() == [
-        "prog.rasp:3:5: error: unknown name 'tokenz'",
+        "prog.rasp:3:5: error: unknown name 'tokenz'; did you mean 'tokens'?",
         "x = tokenz + 1",
         "    ^",
     ]

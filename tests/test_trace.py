@@ -223,6 +223,7 @@ def test_reprs_are_short():
         assert "<svg" in t._repr_html_() and "<table" in program._repr_html_()
 
 
+@pytest.mark.off_schema  # writes malformed meta.heads / meta.sops on purpose (tests/conftest.py)
 def test_a_file_without_head_descriptions_or_with_hostile_ones(capsys, tmp_path, monkeypatch):
     program, model = compiled(PROGRAMS[0])
     old = rc.Model({k: v for k, v in model.meta.items() if k not in ("heads", "sops")}, model.params)

@@ -27,6 +27,7 @@ from ..frontend.lower import MAX_LEN_LIMIT
 from ..runtime.model import Model
 from ..runtime.weights_file import load
 from ..safe_text import shortened, terminal_safe, terminal_safe_lines
+from ..suggest import did_you_mean
 from .progress import status
 
 if TYPE_CHECKING:
@@ -61,7 +62,13 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
-        raise CliError(f"{self.prog}: error: {message} (see --help)")
+        raise CliError(f"{self.prog}: error: {message}{self.suggestion(message)} (see --help)")
+
+    def suggestion(self, message: str) -> str:
+        """`; did you mean '--trace'?` for the first unrecognised flag of `message` close to a known one."""
+        words = message.partition("unrecognized arguments: ")[2].split()
+        flag = next((word.partition("=")[0] for word in words if word.startswith("--")), None)
+        return "" if flag is None else did_you_mean(flag, [o for a in self._actions for o in a.option_strings])
 
 
 class StoreOnce(argparse.Action):

@@ -30,13 +30,21 @@ SHOWN_TOKENS = 20  # vocab tokens listed in the summary's first line before "…
 SHOWN_NAME = 60  # characters of a name or value shown (shortened in the middle beyond)
 
 
+WEIGHTS_EXTENSIONS = (".npz", ".safetensors")
+"""The names --emit writes: the extension (in any case) chooses the format (docs/cli.md)."""
+
+
 def check_emit(emit: str, program: str, force: bool = False) -> None:
-    """OutputError when `--emit` names a `.rasp` file, which rasp-run would read as a program, or
-    a file it may not replace (cli/outputs.py: the program under any name; another program
+    """OutputError when `--emit` names a `.rasp` file, which rasp-run would read as a program, a
+    file of another format (`out.pt` would get an .npz archive under a name that says otherwise),
+    or a file it may not replace (cli/outputs.py: the program under any name; another program
     without `force`)."""
     if emit.lower().endswith(".rasp"):
         raise OutputError(f"--emit {emit}: a name ending in .rasp is read as a program by rasp-run; "
                           "give the weights file another name (OUT.npz)")
+    if not emit.lower().endswith(WEIGHTS_EXTENSIONS):
+        raise OutputError(f"--emit {emit}: the name must end in .npz or .safetensors, the formats "
+                          "rasp-compile writes (the extension chooses which)")
     check_output_file("--emit", emit, [program], WEIGHTS, force)
 
 

@@ -6,11 +6,12 @@ names a function here (a parameter or a binding of the same name hides it).
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Iterable, NoReturn
 
 from . import ast, lambda_eval
 from .. import ir
 from ..errors import RaspNameError, RaspTypeError
+from ..suggest import did_you_mean
 from .elementwise import elementwise
 from .scope import BUILTIN_FUNCTIONS, BUILTIN_SOPS, SCALAR, Lowering, Scope, check_distinct, kind
 
@@ -39,13 +40,14 @@ def check_callable(call: ast.Call, scope: Scope) -> None:
         )
 
 
-def not_a_function(call: ast.Call) -> NoReturn:
-    """The error of a call of something that is neither a built-in nor a def."""
+def not_a_function(call: ast.Call, defs: Iterable[str] = ()) -> NoReturn:
+    """The error of a call of something that is neither a built-in nor one of the `defs`."""
     if call.func in lambda_eval.FUNCTIONS:
         raise RaspTypeError(f"'{call.func}' can only be called inside a lambda", call.loc)
     if call.func in BUILTIN_SOPS:
         raise RaspTypeError(f"'{call.func}' is not a function", call.loc)
-    raise RaspNameError(f"unknown function '{call.func}'", call.loc)
+    suggestion = did_you_mean(call.func, [*BUILTIN_FUNCTIONS, *defs])
+    raise RaspNameError(f"unknown function '{call.func}'{suggestion}", call.loc)
 
 
 def arguments(

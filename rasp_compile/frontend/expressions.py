@@ -15,6 +15,7 @@ from typing import Callable
 from . import ast, lambda_eval
 from .. import ir
 from ..errors import Loc, RaspNameError, RaspTypeError, RaspValueError
+from ..suggest import did_you_mean
 from .calls import BuiltinCall, check_callable, not_a_function
 from .defs import expand
 from .elementwise import constant_sop
@@ -62,7 +63,7 @@ class ExpressionLowering:
             return BuiltinCall(call, scope, self).lower()
         if call.func in self.defs:
             return expand(call, scope, self)
-        not_a_function(call)
+        not_a_function(call, self.defs)
 
     def lookup(self, name: ast.Name, scope: Scope) -> Value:
         if name.name in BUILTIN_SOPS:
@@ -75,7 +76,15 @@ class ExpressionLowering:
         later = self.bound_later.get(name.name)
         if later is not None:
             raise RaspNameError(f"'{name.name}' is used before it is bound (line {later.line})", name.loc)
-        raise RaspNameError(f"unknown name '{name.name}'", name.loc)
+        raise RaspNameError(f"unknown name '{name.name}'{did_you_mean(name.name, self.visible(scope))}", name.loc)
+
+    def visible(self, scope: Scope) -> set[str]:
+        """Every name an expression in `scope` may use: built-in s-ops and the names bound so far."""
+        names, here = set(BUILTIN_SOPS), scope
+        while here is not None:
+            names |= set(here.names)
+            here = here.parent
+        return names
 
     def bind(self, name: str, value: Value | None, loc: Loc, scope: Scope) -> None:
         check_bindable(name, loc)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from .. import ir
 from .. import rasp as ours
 
-EXTRA_HINT = "converting tracr programs needs tracr: pip install 'rasp-compile[tracr]'"
+EXTRA_HINT = ("converting tracr programs needs tracr: pip install 'rasp-compile[tracr]' "
+              "(from a checkout: pip install -e '.[tracr]')")
 
 
 class MissingExtraError(ImportError):

@@ -31,7 +31,7 @@ from ..runtime.forward import encode
 from ..runtime.model import Model, validate
 from .labels import labels_of
 
-EXTRA = "pip install 'rasp-compile[interop]'"
+EXTRA = "pip install 'rasp-compile[interop]' (from a checkout: pip install -e '.[interop]')"
 ACT_FNS = {"relu": "relu", "gelu": "gelu_new"}  # TransformerLens' name of each activation of ours
 
 

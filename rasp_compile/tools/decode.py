@@ -147,14 +147,26 @@ def decode(variable: Variable, x: np.ndarray) -> list:
 def meaning(x: float, numbers: tuple = ()) -> float:
     """A number from the residual as the value it stands for: the nearest of `numbers` when
     within SNAP_SHARE of the gap around it, else rounded (4 significant digits, noise to 0)."""
-    if numbers:
-        i = int(np.searchsorted(numbers, x))
-        near = [j for j in (i - 1, i) if 0 <= j < len(numbers)]
-        j = min(near, key=lambda j: abs(numbers[j] - x))
-        gaps = [abs(numbers[k] - numbers[j]) for k in (j - 1, j + 1) if 0 <= k < len(numbers)]
-        if abs(numbers[j] - x) <= SNAP_SHARE * min(gaps, default=max(1.0, abs(numbers[j]))):
-            return numbers[j]
-    return rounded(x)
+    value = snapped(x, numbers)
+    return rounded(x) if value is None else value
+
+
+def snapped(x: float, numbers: tuple) -> float | None:
+    """The nearest of the sorted `numbers` to x when within SNAP_SHARE of the gap around it, else None."""
+    if not numbers:
+        return None
+    i = int(np.searchsorted(numbers, x))
+    near = [j for j in (i - 1, i) if 0 <= j < len(numbers)]
+    j = min(near, key=lambda j: abs(numbers[j] - x))
+    gaps = [abs(numbers[k] - numbers[j]) for k in (j - 1, j + 1) if 0 <= k < len(numbers)]
+    return numbers[j] if abs(numbers[j] - x) <= SNAP_SHARE * min(gaps, default=max(1.0, abs(numbers[j]))) else None
+
+
+def output_numbers(variables: dict[str, Variable]) -> tuple:
+    """The values a numerical output can take: those of the one numerical variable the read-out
+    reads (meta.sops), () when the file does not record them."""
+    read = [v for v in variables.values() if v.encoding == "numerical" and v.read_out]
+    return read[0].numbers if len(read) == 1 else ()
 
 
 def rounded(x: float) -> float:

@@ -25,7 +25,7 @@ from ..frontend.parse import parse
 from ..runtime import forward
 from ..runtime.model import Model
 from ..safe_text import counted
-from .decode import Variable, decode, meaning, residual_labels, residual_variables
+from .decode import Variable, decode, meaning, output_numbers, residual_labels, residual_variables
 from .heads import HeadDescription, head_descriptions
 from .html_report import trace_html
 from .labelled import LabelledArray
@@ -90,8 +90,7 @@ class Trace:
         predicted = forward.predict(self.model, [self.tokens])[0] if self.tokens else []
         if self.model.meta["output"]["encoding"] != "numerical":
             return predicted
-        read = [v for v in self.variables.values() if v.encoding == "numerical" and v.read_out]
-        numbers = read[0].numbers if len(read) == 1 else ()
+        numbers = output_numbers(self.variables)
         return [meaning(v, numbers) for v in predicted]
 
     @property
