@@ -63,13 +63,14 @@ def test_a_report_never_replaces_a_program_or_weights_file_without_force(capsys,
 
 def test_weights_never_replace_a_program_without_force_and_never_the_input(capsys, aab, tmp_path):
     files = some_files(tmp_path, aab)
-    before = files["notes.txt"].read_bytes()
-    assert "that file is a program" in one_line_error(capsys, compile_cmd.main, AAB, "--emit", files["notes.txt"])
+    before = files["notes.txt"].read_bytes()  # a program under another name: refused (not a weights name)
+    assert "must end in .npz or .safetensors" in one_line_error(capsys, compile_cmd.main, AAB, "--emit",
+                                                                files["notes.txt"], "--force")
     assert files["notes.txt"].read_bytes() == before
-    assert run(capsys, compile_cmd.main, AAB, "--emit", files["weights.bin"], "--json")[0] == 0  # a new compile
-    assert run(capsys, compile_cmd.main, AAB, "--emit", files["notes.txt"], "--force", "--json")[0] == 0
-    assert existing_kind(files["notes.txt"]) == WEIGHTS
-    program = tmp_path / "p.txt"  # a program with another name is still the input
+    assert "that file is a program" in one_line_error(capsys, run_cmd.main, aab, "aab", "--html", files["notes.txt"])
+    assert run(capsys, compile_cmd.main, AAB, "--emit", files["other.npz"], "--json")[0] == 0  # weights replace weights
+    assert existing_kind(files["other.npz"]) == WEIGHTS
+    program = tmp_path / "p.npz"  # a program with another name is still the input
     shutil.copy(AAB, program)
     for flags in ([], ["--force"]):
         assert "is the input" in one_line_error(capsys, compile_cmd.main, program, "--emit", program, *flags)
