@@ -71,10 +71,10 @@ class Expression:
         return _copy_with(self, label=name)
 
     def __call__(self, xs):
-        """tracr's `program(xs)`: `rasp.evaluate(self, xs)`, our reference interpreter on one input."""
-        from .rasp import evaluate  # the interpreter reads the IR: imported when a program is run
-
-        return evaluate(self, xs)
+        """tracr's `program(xs)` is `rasp.evaluate(program, xs)` here: the IR does not run itself
+        (the interpreter reads the IR, tools/interpret/), so the call says what to write instead."""
+        raise TypeError(f"an s-op is not called: run it with rasp.evaluate({self.name}, xs) "
+                        "(rasp_compile.rasp, as in tracr) or rc.evaluate(program, xs)")
 
     def __repr__(self) -> str:
         """One short line, never the whole graph: `<Map 'opp_idx' at 0x7f..>`, `<Map x == 'a' at ..>`."""

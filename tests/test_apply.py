@@ -1,4 +1,4 @@
-"""`model.apply(["BOS", ...])` and `program(xs)`, as tracr's compiled models and expressions are
+"""`model.apply(["BOS", ...])` and `program(xs)` (which names `rasp.evaluate`), as tracr's compiled models and expressions are
 used (runtime/tracr_apply.py, docs/from_tracr.md); tracr itself: tests/test_tracr_surface.py."""
 
 from __future__ import annotations
@@ -51,10 +51,14 @@ def test_a_field_of_tracrs_we_do_not_keep_names_what_to_use(model):
         out.unembedded
 
 
-def test_program_of_xs_runs_the_interpreter():
-    assert REVERSE([1, 2, 3]) == rasp.evaluate(REVERSE, [1, 2, 3]) == [3, 2, 1]
-    assert LENGTH(["a", "b"]) == [2, 2]
-    assert rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.LT)([1, 2]) == [[False, False], [True, False]]
+def test_program_of_xs_says_to_call_evaluate():
+    """The IR does not run itself (the interpreter reads the IR): tracr's `program(xs)` is one line
+    naming `rasp.evaluate`, which gives what tracr's call gives."""
+    for program in (REVERSE, LENGTH, rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.LT)):
+        with pytest.raises(TypeError, match=r"rasp\.evaluate\("):
+            program([1, 2, 3])
+    assert rasp.evaluate(REVERSE, [1, 2, 3]) == [3, 2, 1]
+    assert rasp.evaluate(LENGTH, ["a", "b"]) == [2, 2]
 
 
 def test_an_sop_is_not_taken_for_a_function():

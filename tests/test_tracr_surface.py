@@ -77,4 +77,4 @@ def test_program_of_xs_evaluates_as_tracrs_does():
     program = tracr_lib.make_sort_unique(tracr_rasp.tokens, tracr_rasp.tokens)
     ours = rc.from_tracr(program)
     for xs in ([3, 1, 2], [2, 3]):
-        assert ours(xs) == program(xs) == sorted(xs)
+        assert rc.rasp.evaluate(ours, xs) == program(xs) == sorted(xs)

@@ -18,7 +18,8 @@ from ..frontend import parse_program
 from ..frontend.parse import parse
 from ..frontend.lower import MAX_LEN_LIMIT, lower
 from ..runtime.forward import input_vocab
-from ..runtime.model import Model, token_key
+from ..runtime.model import Model
+from ..runtime.token_keys import token_key
 from ..tools.interpret import evaluate_many
 from .common import CliError, DTYPES, program_errors
 

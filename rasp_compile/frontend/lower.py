@@ -21,7 +21,7 @@ from .expressions import ExpressionLowering
 from .infer import MAX_VALUES
 from .lambda_eval import literal
 from .scope import kind
-from ..runtime.model import token_key
+from ..runtime.token_keys import token_key
 
 MAX_LEN_LIMIT = 1_024
 """The largest max_len accepted: inference tries every lambda on every pair of values, so a

@@ -33,7 +33,8 @@ import numpy as np
 from ..errors import InputError, WeightsError
 from ..ir import Value
 from .forward_plan import AttentionPlan, Dense, MlpPlan, Plan, Tiled, cached_plan
-from .model import Model, token_key
+from .model_like import ModelLike
+from .token_keys import token_key
 
 MAX_SCORE_BYTES = 2**30
 """The attention scores one forward pass may hold: `logits` and `trace` refuse one sequence that
@@ -187,7 +188,7 @@ def planned_gpt(plan: Plan, ids):  # [batch, n] -> [batch, n, n_out], final resi
     return planned_linear(plan.unembed, x, plan.tiled).reshape(batch, n, -1), x
 
 
-def hparams(model: Model) -> dict:
+def hparams(model: ModelLike) -> dict:
     """The non-array arguments of `gpt`, from meta."""
     return {
         "n_heads": [layer["n_head"] for layer in model.meta["layers"]],
@@ -196,7 +197,7 @@ def hparams(model: Model) -> dict:
     }
 
 
-def _check_ids(model: Model, ids: np.ndarray) -> None:
+def _check_ids(model: ModelLike, ids: np.ndarray) -> None:
     if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
         raise InputError(f"ids must be a [batch, n] integer array, got {ids.dtype} {list(ids.shape)}")
     if not 1 <= ids.shape[1] <= model.n_ctx:
@@ -209,7 +210,7 @@ def _check_ids(model: Model, ids: np.ndarray) -> None:
                          f"scores, more than this forward pass takes ({MAX_SCORE_BYTES / 1e9:.1f} GB)")
 
 
-def _score_bytes(model: Model, n_ctx: int) -> int:
+def _score_bytes(model: ModelLike, n_ctx: int) -> int:
     """The memory one sequence of n_ctx positions takes in `attention`: the scores of the widest
     layer, and the softmax's copies of them."""
     heads = max((layer["n_head"] for layer in model.meta["layers"]), default=0)
@@ -224,7 +225,7 @@ def _check_finite(*arrays) -> None:
         raise WeightsError("the model's activations overflow (inf/NaN) on this input")
 
 
-def logits(model: Model, ids: np.ndarray) -> np.ndarray:  # [batch, n] -> [batch, n, n_out]
+def logits(model: ModelLike, ids: np.ndarray) -> np.ndarray:  # [batch, n] -> [batch, n, n_out]
     """The logits at every position; `ids` include BOS when the model has one (see `encode`).
 
     Runs `planned_gpt` (the pass on the nonzero part of each weight, forward_plan.py) over chunks
@@ -248,7 +249,7 @@ def logits(model: Model, ids: np.ndarray) -> np.ndarray:  # [batch, n] -> [batch
     return out
 
 
-def trace(model: Model, ids: np.ndarray) -> list[dict]:
+def trace(model: ModelLike, ids: np.ndarray) -> list[dict]:
     """Per block: "after_attn" and "after_mlp" [batch, n, d_model] (the residual stream after each
     sub-layer; equal when the sub-layer is absent) and "attn_patterns" [batch, head, n, n] (empty
     along `head` when the block has no attention). `WeightsError` when the embedding or any of
@@ -274,17 +275,17 @@ def trace(model: Model, ids: np.ndarray) -> list[dict]:
     return steps
 
 
-def input_vocab(model: Model) -> list[Value]:
+def input_vocab(model: ModelLike) -> list[Value]:
     """The tokens an input may hold: the vocab without the BOS marker."""
     return [token for i, token in enumerate(model.meta["vocab"]) if i != model.meta["bos_id"]]
 
 
-def encode(model: Model, tokens: list[Value]) -> list[int]:
+def encode(model: ModelLike, tokens: list[Value]) -> list[int]:
     """Token values to ids, BOS first when the model has one. Tokens match the vocab by value."""
     return encode_batch(model, [tokens])[0].tolist()
 
 
-def encode_batch(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # n tokens each -> [batch, (1 +) n]
+def encode_batch(model: ModelLike, inputs: list[list[Value]]) -> np.ndarray:  # n tokens each -> [batch, (1 +) n]
     """`encode` of inputs of one length, as one id array: each distinct token (by type and value)
     is matched to the vocab once, not once per position (a large --accuracy encodes millions)."""
     id_of = {token_key(token): i for i, token in enumerate(model.meta["vocab"])
@@ -305,7 +306,7 @@ def encode_batch(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # n to
     return np.array([bos + [id_for(token) for token in tokens] for tokens in inputs], dtype=np.int64)
 
 
-def _token_logits(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # -> [batch, n, n_out]
+def _token_logits(model: ModelLike, inputs: list[list[Value]]) -> np.ndarray:  # -> [batch, n, n_out]
     """The logits at every token (not BOS) of inputs that all have the same length n.
 
     A causal model reads an input longer than max_len through a sliding window: its output at
@@ -325,7 +326,7 @@ def _token_logits(model: Model, inputs: list[list[Value]]) -> np.ndarray:  # -> 
     return np.concatenate([first, later], axis=1)
 
 
-def _rows_per_chunk(model: Model, n_ctx: int) -> int:
+def _rows_per_chunk(model: ModelLike, n_ctx: int) -> int:
     """How many sequences of n_ctx positions `logits` runs at once: their widest activation within
     CHUNK_BYTES, or MIN_ROWS; never more than MAX_SCORE_BYTES of scores, and at least one."""
     widths = [model.d_model, model.n_out] + [max(3 * layer["n_head"] * layer["d_head"], layer["d_mlp"],
@@ -334,7 +335,7 @@ def _rows_per_chunk(model: Model, n_ctx: int) -> int:
     return max(1, min(cached, MAX_SCORE_BYTES // _score_bytes(model, n_ctx)))
 
 
-def decode(model: Model, token_logits: np.ndarray) -> list[list[Value]]:  # [batch, n, n_out] -> n values each
+def decode(model: ModelLike, token_logits: np.ndarray) -> list[list[Value]]:  # [batch, n, n_out] -> n values each
     """Per input, the prediction at each position: the argmax column's `meta.output.values` entry
     (None for null; the first column on a tie) for a categorical output, the logit itself for a
     numerical one. One NumPy lookup for the whole batch (--accuracy decodes millions)."""
@@ -347,7 +348,7 @@ def decode(model: Model, token_logits: np.ndarray) -> list[list[Value]]:  # [bat
     return values[np.argmax(token_logits, axis=-1)].tolist()
 
 
-def predict(model: Model, inputs: list[list[Value]]) -> list[list[Value]]:
+def predict(model: ModelLike, inputs: list[list[Value]]) -> list[list[Value]]:
     """Per input, the model's output at each token: the argmax column's `meta.output.values` entry
     (None for null) for a categorical output, the logit itself for a numerical one. Inputs of the
     same length run as one batch."""
@@ -362,7 +363,7 @@ def predict(model: Model, inputs: list[list[Value]]) -> list[list[Value]]:
     return outputs
 
 
-def can_complete(model: Model) -> bool:
+def can_complete(model: ModelLike) -> bool:
     """Whether the model continues sequences: causal, with categorical outputs that are all
     tokens of its own vocab (docs/cli.md, rasp-run)."""
     output = model.meta["output"]
@@ -371,7 +372,7 @@ def can_complete(model: Model) -> bool:
             and all(value is not None and token_key(value) in vocab for value in output["values"]))
 
 
-def complete(model: Model, tokens: list[Value], steps: int = 10) -> list[Value]:
+def complete(model: ModelLike, tokens: list[Value], steps: int = 10) -> list[Value]:
     """The continuation of `tokens` by `steps` predicted tokens, each predicted from the last
     position of at most the last max_len tokens."""
     if not can_complete(model):

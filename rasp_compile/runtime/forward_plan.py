@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import Model
+from .model_like import ModelLike
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ def mlp_plan(c_fc: dict, c_proj: dict) -> MlpPlan | None:
     return MlpPlan(dense(c_fc["w"], c_fc["b"], slice(0, c_fc["w"].shape[1])), proj)
 
 
-def plan(model: Model) -> Plan:
+def plan(model: ModelLike) -> Plan:
     """The model cut to its nonzero weights (see the module's docstring)."""
     blocks = []
     for block, layer in zip(model.blocks(), model.meta["layers"]):
@@ -212,7 +212,7 @@ PLANS_KEPT = 8
 _plans: dict[bytes, Plan] = {}
 
 
-def cached_plan(model: Model) -> Plan:
+def cached_plan(model: ModelLike) -> Plan:
     """`plan(model)`, kept by the model's contents: building a small model's plan takes about as
     long as its forward pass on a few hundred sequences, and a model is usually run many times.
     The key is a hash of every array's bytes (and type) and of the meta fields the pass reads, so

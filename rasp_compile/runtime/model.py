@@ -16,13 +16,13 @@ values, so the loader runs it on the .npy headers before reading any data) then 
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import WeightsError
+from .token_keys import token_key
 
 FORMAT = "rasp-compile/1"
 ACTIVATIONS = ("relu", "gelu")
@@ -193,20 +193,6 @@ def _fail(message: str):
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def token_key(value) -> tuple | None:
-    """What identifies a token value: its kind and value, so that 1 and 1.0 are one token but
-    true and 1, or "1" and 1, are two. None for anything that cannot be a token."""
-    if isinstance(value, (str, bool)):
-        return (type(value).__name__, value)
-    if isinstance(value, (int, float)):
-        try:
-            number = float(value)
-        except OverflowError:  # an int beyond float range (JSON allows 10**400)
-            return None
-        return ("number", number) if math.isfinite(number) else None
-    return None
 
 
 def _is_token(value) -> bool:

@@ -14,10 +14,11 @@ import re
 import numpy as np
 
 from ..errors import InputError
-from ..ir import unpacked
+from ..element_fn import unpacked
 from ..safe_text import shortened, terminal_safe
 from .forward import input_vocab
-from .model import Model, token_key
+from .model import Model
+from .token_keys import token_key
 
 
 def value_text(value) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from ..ir import unpacked
+from ..element_fn import unpacked
 from .decode import AMBIGUOUS
 
 STYLE = """
