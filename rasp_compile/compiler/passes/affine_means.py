@@ -12,12 +12,14 @@ else a Linear op over what x reads (lowering/linear.py), its constants added in 
 assembly. The map's variable is then written by a head like the mean's (same selector and
 score) reading x'.
 
-Taken only where it pays: where the rewritten number carries (precision.carried_magnitudes) at
-least MIN_GAIN times less than the folded map would. The folded map costs nothing (the mean's
-head writes it), while the rewrite costs x' (nothing when x has no other reader, an embedding
-dimension or a second table otherwise) and, when the mean keeps another reader, one more head
-in the same attention layer, never another layer: where it pays, it makes a wrong number right,
-and exactness comes first.
+Taken only where it pays: where what the mean's float sum adds up shrinks at least MIN_GAIN-fold,
+from a times the magnitude x carries to the magnitude x' carries (precision.carried_magnitudes;
+the default is left out of both: a head hands it out alone, where nothing is selected, or times
+its leak, never in a sum of selected values). The folded map costs nothing (the mean's head writes
+it), while the rewrite costs x' (nothing when x has no other reader, an embedding dimension, a
+second table or step MLP otherwise) and, when the mean keeps another reader, one more head in
+the same attention layer, never another layer: where it pays it makes a wrong number right, and
+exactness comes first.
 
 Taken only where it means the same: the mean of x' takes exactly the values the map takes,
 one for one and each within LINEAR_TOLERANCE (the interpreter maps the mean's float, so
@@ -44,13 +46,13 @@ from ...frontend.infer import most_selected
 from ...frontend.means import possible_means
 from ..lowering.linear import linear_form
 from ..lowering.state import LoweringState
-from ..ops import Attend, Embed, Linear, NumericMLP, Op, TableMLP, fresh_label, op_inputs
+from ..ops import Attend, Embed, NumericMLP, Op, TableMLP, fresh_label, op_inputs
 from ..precision import carried_magnitudes
 from ..tolerances import LINEAR_TOLERANCE
-from ..variables import Var, coordinate, sorted_values
+from ..variables import Var, sorted_values
 
 MIN_GAIN = 16.0
-"""How many times smaller the rewritten mean's carried magnitude must be than the folded map's:
+"""How many times smaller x' must carry than a times what x carries for the rewrite to be taken:
 4 bits of float32's 24. Less than that is within the room the rounding checks (ROUNDINGS) and a
 numerical answer's relative tolerance leave, and not worth a second table or head."""
 
@@ -68,16 +70,14 @@ def affine_mean(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Att
     mapped = _mapped_op(state, mean.value, line, label)
     if mapped is None:
         return None
-    rewritten = Attend(out, mean.score, "numerical", mapped.out, _apply(line, mean.default), selector=mean.selector)
-    folded = Linear(out, {(inner, None): {out.label: float(line[0])}}, {out.label: float(line[1])})
-    if _carried(state, [mapped, rewritten], out) * MIN_GAIN > _carried(state, [folded], out):
+    if _carried(state, [mapped], mapped.out) * MIN_GAIN > abs(line[0]) * _carried(state, [], mean.value):
         return None  # checked first: two calls of fn, where the checks below call it on every value
     node = next(node for node, var in state.vars.items() if var is inner)
     if linear_form(out, fn, (inner,), state.writer.get) is None or not _same_values(state, node, line, out):
         return None
     state.labels.add(label)
     state.emit(mapped)
-    return rewritten
+    return Attend(out, mean.score, "numerical", mapped.out, _apply(line, mean.default), selector=mean.selector)
 
 
 def affine_sequence_mean(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Attend | None:
@@ -156,9 +156,9 @@ def _composed(line: tuple, fn: Callable) -> Callable:
 
 
 def _carried(state: LoweringState, new_ops: list[Op], var: Var) -> float:
-    """precision.carried_magnitudes of `var`, written by the last of `new_ops` on top of the ops
-    written so far that they depend on."""
-    needed, pending = set(), [v for op in new_ops for v in op_inputs(op)]
+    """precision.carried_magnitudes of `var`, written so far or by the last of `new_ops`, from
+    the ops it depends on."""
+    needed, pending = set(), [var, *(v for op in new_ops for v in op_inputs(op))]
     while pending:
         writer = state.writer.get(pending.pop())
         if writer is not None and writer not in needed:
