@@ -72,7 +72,9 @@ def affine_mean(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Att
         return None
     if _carried(state, [mapped], mapped.out) * MIN_GAIN > abs(line[0]) * _carried(state, [], mean.value):
         return None  # checked first: two calls of fn, where the checks below call it on every value
-    node = next(node for node, var in state.vars.items() if var is inner)
+    node = next((node for node, var in state.vars.items() if var is inner), None)
+    if not isinstance(node, ir.Aggregate):  # a mean the lowering made (position-widths' length)
+        return None
     if linear_form(out, fn, (inner,), state.writer.get) is None or not _same_values(state, node, line, out):
         return None
     state.labels.add(label)
