@@ -44,9 +44,9 @@ from ...canonical_floats import canonical
 from ...errors import RaspValueError
 from ...frontend.infer import most_selected
 from ...frontend.means import possible_means
-from ..lowering.linear import linear_form
+from ..lowering.linear import linear_form, substituted
 from ..lowering.state import LoweringState
-from ..ops import Attend, Embed, NumericMLP, Op, TableMLP, fresh_label, op_inputs
+from ..ops import Attend, Embed, Linear, NumericMLP, Op, TableMLP, fresh_label, op_inputs
 from ..precision import carried_magnitudes
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, sorted_values
@@ -68,8 +68,6 @@ def affine_mean(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Att
         return None
     label = fresh_label(f"{mean.value.label}.affine", state.labels)
     mapped = _mapped_op(state, mean.value, line, label)
-    if mapped is None:
-        return None
     if _carried(state, [mapped], mapped.out) * MIN_GAIN > abs(line[0]) * _carried(state, [], mean.value):
         return None  # checked first: two calls of fn, where the checks below call it on every value
     node = next((node for node, var in state.vars.items() if var is inner), None)
@@ -138,7 +136,7 @@ def _means(values: frozenset, count: int, node: ir.Aggregate) -> set:
         return set()
 
 
-def _mapped_op(state: LoweringState, x: Var, line: tuple, label: str) -> Op | None:
+def _mapped_op(state: LoweringState, x: Var, line: tuple, label: str) -> Op:
     """The op writing x' = a x + b into a new variable labelled `label`: x's own embedding,
     table or step MLP with the mapped values, or a Linear op over what x's writer reads."""
     values = sorted_values({_apply(line, v) for v in x.values})
@@ -149,7 +147,8 @@ def _mapped_op(state: LoweringState, x: Var, line: tuple, label: str) -> Op | No
     )  # a table gives 0 for none, where x' must be b
     if fresh:
         return dataclasses.replace(writer, out=mapped, fn=_composed(line, writer.fn))
-    return linear_form(mapped, lambda v: _apply(line, v), (x,), state.writer.get)
+    a, b = line
+    return substituted(Linear(mapped, {(x, None): {label: float(a)}}, {label: float(b)}), state.writer.get)
 
 
 def _composed(line: tuple, fn: Callable) -> Callable:
