@@ -7,7 +7,7 @@ mean of numbers near 10^5, rounded by float32 to 1/128, and only then the 10^5 t
 0.671875 for 2/3. Averaging x - 100000 instead never lets the constant into a float sum.
 
 x' = a x + b is written fresh where x is: an embedding, a table or a step MLP of x's own inputs
-with the mapped values computed here (exact fractions, snapped as `ir.canonical` snaps), or
+with the mapped values computed here (exact rationals, rounded once), or
 else a Linear op over what x reads (lowering/linear.py), its constants added in float64 at
 assembly. The map's variable is then written by a head like the mean's (same selector and
 score) reading x'.
@@ -21,8 +21,8 @@ second table or step MLP otherwise) and, when the mean keeps another reader, one
 the same attention layer, never another layer: where it pays it makes a wrong number right, and
 exactness comes first.
 
-Taken only where it means the same: the mean of x' takes exactly the values the map takes,
-one for one and each within LINEAR_TOLERANCE (the interpreter maps the mean's float, so
+Taken only where it means the same: the mean of x' takes the values the map takes, one for
+one and each within LINEAR_TOLERANCE (the interpreter maps the mean's float, so
 the two agree to float64's rounding of the large mean, not bit for bit); where float64 merged two
 means of x that the mapped values keep apart, or the reverse, the map is left as it is.
 
@@ -35,12 +35,10 @@ rewrite (and no label taken).
 from __future__ import annotations
 
 import dataclasses
-import math
 from fractions import Fraction
 from typing import Callable
 
 from ... import ir
-from ...canonical_floats import canonical
 from ...errors import RaspValueError
 from ...frontend.infer import most_selected
 from ...frontend.means import possible_means
@@ -63,7 +61,7 @@ def affine_mean(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Att
     mean = state.writer.get(inner)
     if out.encoding != ir.NUMERICAL or not (isinstance(mean, Attend) and mean.kind == "numerical"):
         return None
-    line = _line(fn, inner)
+    line = _line(fn, inner, mean.value)
     if line is None:
         return None
     label = fresh_label(f"{mean.value.label}.affine", state.labels)
@@ -90,42 +88,54 @@ def affine_sequence_mean(state: LoweringState, out: Var, fn: Callable, first: Va
     return None
 
 
-def _line(fn: Callable, inner: Var) -> tuple[Fraction, Fraction] | None:
-    """(a, b) of the line through fn at inner's first and last values, as lowering/linear.py
-    draws it, snapped to the fractions they stand for; None when a is 0 or fn gives no number.
-    (Whether fn follows it on every value is linear_form's check.)"""
-    if len(inner.values) < 2:
+def _line(fn: Callable, inner: Var, x: Var) -> tuple[Fraction, Fraction] | None:
+    """(a, b), exact rationals, of the line through fn at two of inner's values: x's least and
+    greatest (a mean of one key, where the program's own numbers usually make fn exact), else
+    inner's; None when a is 0 or fn gives no finite number. (Whether fn follows the line on
+    every value is linear_form's check.)"""
+    ends = [v for v in (x.values[0], x.values[-1]) if v in inner.position]
+    p0, p1 = ends if len(ends) == 2 and ends[0] != ends[1] else (inner.values[0], inner.values[-1])
+    if p0 == p1:
         return None
-    x0, x1 = float(inner.values[0]), float(inner.values[-1])
     try:
-        a = (float(fn(inner.values[-1])) - float(fn(inner.values[0]))) / (x1 - x0)
-        b = float(fn(inner.values[0])) - a * x0
-    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        y0, y1 = (Fraction(float(fn(p))) for p in (p0, p1))
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):  # not a finite number
         return None
-    a, b = canonical(a), canonical(b)
-    if a == 0 or not (math.isfinite(a) and math.isfinite(b)):
-        return None
-    return Fraction(a), Fraction(b)
+    a = (y1 - y0) / (Fraction(p1) - Fraction(p0))
+    return (a, y0 - a * Fraction(p0)) if a != 0 else None
 
 
 def _apply(line: tuple[Fraction, Fraction], value) -> float:
-    """a * value + b, computed exactly, as the canonical float."""
+    """a * value + b, computed exactly and rounded once."""
     a, b = line
-    return canonical(float(a * Fraction(value) + b))
+    return float(a * Fraction(value) + b)
 
 
 def _same_values(state: LoweringState, node: ir.Aggregate, line: tuple, out: Var) -> bool:
     """Whether the mean of the mapped values takes the map's values, one for one, each within
-    LINEAR_TOLERANCE (relative to max(1, |value|)) of its own."""
+    LINEAR_TOLERANCE (relative to max(1, |value|)) of its own; values that close on one side
+    count as one (the same number reached by two roundings)."""
     default = 0 if node.default is None else node.default
     values = frozenset(_apply(line, v) for v in state.value_sets[node.sop])
-    means = _means(values, state.program.max_len, node) | {_apply(line, default)}
-    if len(means) != len(out.values):  # a mean over fewer keys: the exact count (infer's, slower)
+    wanted = _distinct(out.values)
+    means = _distinct(_means(values, state.program.max_len, node) | {_apply(line, default)})
+    if len(means) != len(wanted):  # a mean over fewer keys: the exact count (infer's, slower)
         count = most_selected(node.selector, state.value_sets, state.program.max_len)
-        means = _means(values, count, node) | {_apply(line, default)}
-    if len(means) != len(out.values):
-        return False
-    return all(abs(m - float(v)) <= LINEAR_TOLERANCE * max(1.0, abs(float(v))) for m, v in zip(sorted(means), out.values))
+        means = _distinct(_means(values, count, node) | {_apply(line, default)})
+    return len(means) == len(wanted) and all(_close(m, v) for m, v in zip(means, wanted))
+
+
+def _distinct(values) -> list[float]:
+    """`values` sorted, each run of values within LINEAR_TOLERANCE of the run's first as that one."""
+    kept: list[float] = []
+    for value in sorted(float(v) for v in values):
+        if not kept or not _close(value, kept[-1]):
+            kept.append(value)
+    return kept
+
+
+def _close(value: float, other: float) -> bool:
+    return abs(value - other) <= LINEAR_TOLERANCE * max(1.0, abs(other))
 
 
 def _means(values: frozenset, count: int, node: ir.Aggregate) -> set:
