@@ -35,7 +35,7 @@ from .lowering.lower import lower
 from .lowering.rewrites import Rewrites
 from .ops import Graph
 from .passes import compact_heads, compose_views, fold_embeddings, fold_linear, gated_maps, position_selects
-from .passes import binary_products, position_widths
+from .passes import affine_means, binary_products, position_widths
 from .passes import split_keys, value_classes
 from .passes.amplification import amplify
 from .passes.dead_ops import drop_dead_ops
@@ -61,6 +61,9 @@ class Step(NamedTuple):
 LOWERING_REWRITES = (
     # a map of an embedded variable is an embedding row (before fold-linear: nothing to fold then)
     Step("fold-embeddings", fold_embeddings.map_of_embedding, "map"),
+    # an affine map of a mean is the mean of the mapped values (before fold-linear, which would fold it)
+    Step("affine-means", affine_means.affine_mean, "map"),
+    Step("affine-means", affine_means.affine_sequence_mean, "sequence_map"),
     # a map linear in its input's coordinates is written by the input's writer; a number read
     # from a view of x, when it is not linear, is a step MLP of x itself
     Step("fold-linear", fold_linear.linear_map, "map"),
@@ -109,6 +112,7 @@ OPTIMIZATIONS = {
     "fold-embeddings": (
         "maps of tokens, indices (and causal length), and sequence_maps of two of the position's, become embedding rows"
     ),
+    "affine-means": "an affine map of a mean is the mean of the mapped values, so no large constant enters its sum",
     "fold-linear": "linear s-ops are written by their inputs' writers, with no layer of their own",
     "value-classes": "a numerical s-op read categorically keeps only the values its reader tells apart",
     "compose-views": (
