@@ -18,7 +18,7 @@ from rasp_compile.compiler.layout import Layout
 from rasp_compile.compiler.primitives.numeric_mlp import interpolation_error, interpolation_mlp
 from rasp_compile.compiler.ops import NumericMLP, TableMLP
 from rasp_compile.compiler.variables import Var, dim_labels
-from rasp_compile.compiler.precision import carried_magnitudes
+from rasp_compile.compiler.error_bounds import carried_magnitudes
 from rasp_compile.compiler.primitives.selector_width import bos_shares, bos_weight, width_from_share
 from rasp_compile.compiler.primitives.table_mlp import table_mlp
 from rasp_compile.errors import RaspPrecisionError

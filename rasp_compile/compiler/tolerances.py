@@ -99,6 +99,11 @@ less than float32's u."""
 
 # -- the read-out ---------------------------------------------------------------------------
 
+OUTPUT_TOLERANCE = 1e-5
+"""How close a numerical answer must be to the program's value, relative or absolute (1e-5
+max(1, |v|)): what `rasp-run --accuracy` compares numbers with (docs/cli.md), and what
+precision.py proves every numerical answer stays within."""
+
 NONE_LOGIT = 0.5
 """The constant logit of a categorical answer's none column (ops.plain_readout): a value column
 reads 1 (its one-hot) or at most CATEGORICAL_LEAK, so none wins by 1/2 exactly when no value does,
