@@ -28,10 +28,11 @@ propagated through the graph in order (each op after its inputs' writers):
 
 Rounding is charged as precision.py always has: ROUNDINGS roundings of u times the *carried
 magnitude* (carried_magnitudes below), the largest number the value went through since it was
-last written fresh. This counts a head's weighted sum as a fixed number of roundings, which is
-what a blocked or pairwise sum meets; a strictly sequential sum of n terms could in the worst case
-meet n / 2 (float32 would then be refused for every mean past ~300 keys), and the measured errors
-(tests/test_error_bounds.py, through rc.trace up to max_len 1,024) stay well below the count we use.
+last written fresh; a mean over n + 1 keys adds MEAN_ROUNDINGS_PER_KEY (n + 1) roundings of u
+times its largest value, passed on like its leak. That count is a measured model, not a proof: a
+strictly sequential sum of n adversarial terms could meet n / 2 roundings (float32 would then be
+refused for every mean past ~300 keys); tests/test_error_bounds.py measures every read-out
+through rc.trace up to max_len 1,024 against its bound, and broke the fixed count this replaced.
 A categorical one-hot's own rounding is not counted (its readers tolerate 1/2, a million times more).
 Where a bound could not be derived exactly it is taken larger: a table's output scales with the
 largest value rather than the spread, a polyline's with its steepest slope.
@@ -48,7 +49,7 @@ from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableML
 from .primitives.numeric_mlp import interpolation_errors, step_output_errors
 from .primitives.numerical_attn import numerical_sharpness
 from .primitives.selector_width import width_sharpness
-from .tolerances import CATEGORICAL_LEAK, FLOAT32_U, ROUNDINGS, smallest_gap, spread
+from .tolerances import CATEGORICAL_LEAK, FLOAT32_U, MEAN_ROUNDINGS_PER_KEY, ROUNDINGS, smallest_gap, spread
 from .variables import CONSTANT, Var
 
 
@@ -88,7 +89,7 @@ def relative_roundings(ops) -> frozenset[Var]:
     magnitude, not their carried magnitude: written fresh (embeddings, tables, steps, which store
     each value once; a Linear reading one one-hot, whose one coordinate near 1 picks its value), or
     a mean of such values all of one sign, default included (its weighted sum then rounds by u
-    times the sum of |w v|, which is |the mean|), or such a value times a constant.
+    times the sum of |w v|, which is |the mean|), or a sum of such values with no cancellation.
     A numerical answer's tolerance is relative too, so these stay accepted however large they are."""
     relative: set[Var] = set()
     for op in ops:
@@ -101,15 +102,25 @@ def relative_roundings(ops) -> frozenset[Var]:
         elif isinstance(op, GatedMap) and op.affine and op.input in relative:
             if all(b == 0 for _, b in op.affine.values()):
                 relative.add(op.out)
-        elif isinstance(op, Linear) and len(op.inputs) == 1 and not any(op.bias.values()):
-            var = op.inputs[0]  # a number times a constant, or one number per value of a one-hot
-            if var in relative or var.encoding != ir.NUMERICAL:
-                relative.add(op.out)
+        elif isinstance(op, Linear) and _one_signed(op, relative):
+            relative.add(op.out)
         elif isinstance(op, Attend) and op.kind == "numerical" and op.value in relative:
             signs = {np.sign(float(v)) for v in op.value.values + (op.default,)} - {0.0}
             if len(signs) <= 1:
                 relative.add(op.out)
     return frozenset(relative)
+
+
+def _one_signed(op: Linear, relative: set) -> bool:
+    """Whether the Linear adds terms of one sign only (every coefficient times every value of its
+    input, and the bias), each relative itself: a sum without cancellation, whose rounding is then
+    relative to the result. One one-hot read alone counts: its one coordinate near 1 picks a value."""
+    if len(op.inputs) == 1 and op.inputs[0].encoding != ir.NUMERICAL and not any(op.bias.values()):
+        return True
+    if not all(var in relative for var in op.inputs):
+        return False
+    terms = [c * float(v) for (var, _), row in op.weights.items() for c in row.values() for v in var.values]
+    return len({np.sign(t) for t in terms + list(op.bias.values())} - {0.0}) <= 1
 
 
 def rounding_error(var: Var, carried: dict[Var, float], dtype) -> float:
@@ -261,7 +272,8 @@ def _attend_error(op: Attend, fresh: dict, bounds: dict, max_len: int, dtype) ->
     values = op.value.values + (op.default,)
     default = abs(float(op.default) - float(np.asarray(op.default, dtype)))
     weights = 1 + 2 * (max_len + 2) * unit_roundoff(dtype)  # the softmax's weights sum to 1, rounded
-    return weights * max(value_error, default) + leak + _tilt(op, bounds, sharpness) * spread(values)
+    summed = MEAN_ROUNDINGS_PER_KEY * (max_len + 1) * unit_roundoff(dtype) * largest_magnitude(values)
+    return weights * max(value_error, default) + leak + _tilt(op, bounds, sharpness) * spread(values) + summed
 
 
 def _tilt(op: Attend, bounds: dict, sharpness: float) -> float:

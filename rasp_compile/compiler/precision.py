@@ -11,8 +11,9 @@ tolerance:
     numerical       a numerical answer (unembed copies   OUTPUT_TOLERANCE relative or absolute, as
                     the number: docs/format.md)          --accuracy compares: 1e-5 max(1, |v|),
                                                          at the output's smallest |v|
-    nearest-value   a number read as its nearest class   a quarter of the smallest gap between classes
-                    (passes/number_readout.py)
+    nearest-value   a number read as its nearest class   3/8 of the smallest gap g between classes:
+                    (passes/number_readout.py)           off by e, the nearest class's logit leads by
+                                                         1 - 2e/g, of which rounding may take 1/4
     categorical     an arg-max over one-hots (a plain    READOUT_MARGIN (1/2) against the logits'
                     or linear read-out)                  change: twice sum |w| times each one-hot's error
 
@@ -44,7 +45,7 @@ from .error_bounds import (as_decode, carried_magnitudes, decode_errors, error_b
                            rounding_error)
 from .layout import lay_out
 from .ops import GatedMap, Graph, NumericMLP
-from .tolerances import OUTPUT_TOLERANCE, READOUT_MARGIN, STEP_WINDOW, smallest_gap
+from .tolerances import NEAREST_VALUE_ROUNDING_SHARE, OUTPUT_TOLERANCE, READOUT_MARGIN, STEP_WINDOW, smallest_gap
 from .variables import Var
 
 
@@ -169,8 +170,8 @@ def _answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margin:
         return margin
     if first.encoding == ir.NUMERICAL:
         gap = smallest_gap([c for c in readout.classes if c is not None])
-        error = bounds[first] + sum(bounds.get(v, 0.0) for v in readout.inputs[1:]) * gap * _digit_base(readout)
-        margin = Margin(first, output, "nearest-value", error, 2 * STEP_WINDOW * gap)
+        margin = Margin(first, output, "nearest-value", _nearest_value_error(graph, bounds, gap, dtype),
+                        (1 - NEAREST_VALUE_ROUNDING_SHARE) / 2 * gap)
         _within(margin, dtype, f"the answer {_name(output)} is read as the nearest of values only {gap:.3g} apart")
         return margin
     rows, change = 0, np.zeros(len(readout.classes))
@@ -190,18 +191,37 @@ def _numerical_answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margi
     writers = graph.writers()
     relative = relative_roundings(graph.ops)
     number = graph.readout.inputs[0]
-    decode = as_decode(writers[number], writers)
-    if decode is not None:
-        errors = pointwise(writers[decode[0]], bounds, carried, writers, relative, dtype)
-        bound = decode_errors(*decode, number, errors, dtype)
-        values = np.abs(np.array([float(a) for a in decode[1]]))
+    writer = writers[number]
+    decodes = [as_decode(writer, writers)] if as_decode(writer, writers) else []
+    if isinstance(writer, GatedMap) and not writer.affine:  # each gate value's piece (+ the gate's error)
+        decodes = [(writer.input, list(writer.answers[g]), g in writer.interpolated) for g in writer.gate.values]
+    if decodes:
+        gate = bounds[number] - max(float(np.max(decode_errors(*d, number, bounds.get(d[0], 0.0), dtype)))
+                                    for d in decodes) if isinstance(writer, GatedMap) else 0.0
+        errors = pointwise(writers[decodes[0][0]], bounds, carried, writers, relative, dtype)
+        bound = np.concatenate([decode_errors(*d, number, errors, dtype) + gate for d in decodes])
+        values = np.abs(np.array([float(a) for d in decodes for a in d[1]]))
     else:
         values = np.abs(np.array([float(v) for v in number.values] or [0.0]))
-        bound = pointwise(writers[number], bounds, carried, writers, relative, dtype)
+        bound = pointwise(writer, bounds, carried, writers, relative, dtype)
     tolerance = OUTPUT_TOLERANCE * np.maximum(1.0, values)
     bound = np.broadcast_to(bound, values.shape)
     worst = int(np.argmax(bound / tolerance))
     return Margin(number, graph.output, "numerical", float(bound[worst]), float(tolerance[worst]))
+
+
+def _nearest_value_error(graph: Graph, bounds: dict, gap: float, dtype) -> float:
+    """How far a nearest-value read-out's number may stray, in its own units: the number's error,
+    plus B gap times the high digit's for a two-digit read-out, taken value by value where both are
+    step MLPs of one input (passes/number_readout.py writes them so)."""
+    readout, writers = graph.readout, graph.writers()
+    if len(readout.inputs) == 1:
+        return bounds[readout.inputs[0]]
+    decodes = [as_decode(writers[v], writers) for v in readout.inputs]
+    if all(decodes) and len({d[0] for d in decodes}) == 1:
+        number, high = (decode_errors(*d, v, bounds.get(d[0], 0.0), dtype) for d, v in zip(decodes, readout.inputs))
+        return float(np.max(number + high * gap * _digit_base(readout)))
+    return bounds[readout.inputs[0]] + sum(bounds[v] for v in readout.inputs[1:]) * gap * _digit_base(readout)
 
 
 def _digit_base(readout) -> int:
