@@ -28,8 +28,8 @@ propagated through the graph in order (each op after its inputs' writers):
 
 Rounding is charged as precision.py always has: ROUNDINGS roundings of u times the *carried
 magnitude* (carried_magnitudes below), the largest number the value went through since it was
-last written fresh; a mean over n + 1 keys adds MEAN_ROUNDINGS_PER_KEY (n + 1) roundings of u
-times its largest value, passed on like its leak. That count is a measured model, not a proof: a
+last written fresh; where a mean's weighted sum over n + 1 keys is among them, MEAN_ROUNDINGS_PER_KEY
+(n + 1) more (rounding_counts). That count is a measured model, not a proof: a
 strictly sequential sum of n adversarial terms could meet n / 2 roundings (float32 would then be
 refused for every mean past ~300 keys); tests/test_error_bounds.py measures every read-out
 through rc.trace up to max_len 1,024 against its bound, and broke the fixed count this replaced.
@@ -123,10 +123,26 @@ def _one_signed(op: Linear, relative: set) -> bool:
     return len({np.sign(t) for t in terms + list(op.bias.values())} - {0.0}) <= 1
 
 
-def rounding_error(var: Var, carried: dict[Var, float], dtype) -> float:
+def rounding_error(var: Var, carried: dict[Var, float], dtype, count: float = ROUNDINGS) -> float:
     """What float rounding may have moved `var`'s coordinate by (0 for a categorical one-hot,
-    whose readers allow 1/2)."""
-    return ROUNDINGS * unit_roundoff(dtype) * carried.get(var, 0.0)
+    whose readers allow 1/2): `count` roundings (rounding_counts) of u times its carried magnitude."""
+    return count * unit_roundoff(dtype) * carried.get(var, 0.0)
+
+
+def rounding_counts(graph: Graph) -> dict[Var, float]:
+    """Every numerical variable -> the roundings of u its carried magnitude may meet: ROUNDINGS,
+    plus MEAN_ROUNDINGS_PER_KEY per key (max_len + 1, BOS included) where a mean's weighted sum
+    is among them (a mean, or a line or affine piece of one, not yet written fresh)."""
+    extra = MEAN_ROUNDINGS_PER_KEY * (graph.program.max_len + 1)
+    summed: set[Var] = set()
+    for op in graph.ops:
+        if isinstance(op, Attend) and op.kind == "numerical":
+            summed.add(op.out)
+        elif isinstance(op, Linear) and summed.intersection(op.inputs):
+            summed.add(op.out)
+        elif isinstance(op, GatedMap) and op.affine and op.input in summed:
+            summed.add(op.out)
+    return {op.out: ROUNDINGS + (extra if op.out in summed else 0.0) for op in graph.ops if op.out.encoding == ir.NUMERICAL}
 
 
 def error_bounds(graph: Graph, dtype) -> dict[Var, float]:
@@ -136,29 +152,31 @@ def error_bounds(graph: Graph, dtype) -> dict[Var, float]:
     carried = carried_magnitudes(graph.ops)
     writers = graph.writers()
     relative = relative_roundings(graph.ops)
+    counts = rounding_counts(graph)
     fresh: dict[Var, float] = {}
     bounds: dict[Var, float] = {}
     for op in graph.ops:
         decode = as_decode(op, writers)
         if decode is not None:  # its own bound counts its rounding
             number, answers, interpolated = decode
-            errors = pointwise(writers[number], bounds, carried, writers, relative, dtype)
+            errors = pointwise(writers[number], bounds, carried, writers, relative, dtype, counts)
             fresh[op.out] = float(np.max(decode_errors(number, answers, interpolated, op.out, errors, dtype), initial=0.0))
         else:
             fresh[op.out] = _op_error(op, fresh, bounds, graph.program.max_len, dtype)
-        bounds[op.out] = fresh[op.out] + charged_rounding(op, carried, writers, dtype)
+        bounds[op.out] = fresh[op.out] + charged_rounding(op, carried, writers, dtype, counts)
     return bounds
 
 
-def pointwise(writer: Op, bounds: dict, carried: dict, writers: dict, relative: frozenset, dtype) -> np.ndarray:
+def pointwise(writer: Op, bounds: dict, carried: dict, writers: dict, relative: frozenset, dtype,
+              counts: dict) -> np.ndarray:
     """The error bound of what `writer` writes, at each of its values: its rounding part
     ROUNDINGS u |v| where that is relative (relative_roundings), else its bound everywhere."""
     var = writer.out
     values = np.abs(np.array([float(v) for v in var.values] or [0.0]))
     if var not in relative:
         return np.full(values.shape, bounds[var])
-    charged = charged_rounding(writer, carried, writers, dtype)
-    return bounds[var] - charged + np.minimum(charged, ROUNDINGS * unit_roundoff(dtype) * values)
+    charged = charged_rounding(writer, carried, writers, dtype, counts)
+    return bounds[var] - charged + np.minimum(charged, counts[var] * unit_roundoff(dtype) * values)
 
 
 def as_decode(op: Op, writers: dict) -> tuple[Var, list, bool] | None:
@@ -177,13 +195,13 @@ def as_decode(op: Op, writers: dict) -> tuple[Var, list, bool] | None:
     return writer.input, [c * float(writer.fn(p)) + b for p in writer.input.values], writer.interpolated
 
 
-def charged_rounding(op: Op, carried: dict[Var, float], writers: dict, dtype) -> float:
+def charged_rounding(op: Op, carried: dict[Var, float], writers: dict, dtype, counts: dict) -> float:
     """The rounding error_bounds adds to what `op` writes: rounding_error, except for embeddings
     (stored once: their error is exact) and decodes (steps and polylines, or a line of one:
     as_decode), whose own bounds (numeric_mlp) count every rounding of their output."""
     if isinstance(op, Embed) or (isinstance(op, GatedMap) and not op.affine) or as_decode(op, writers):
         return 0.0
-    return rounding_error(op.out, carried, dtype)
+    return rounding_error(op.out, carried, dtype, counts[op.out])
 
 
 def _op_error(op: Op, fresh: dict, bounds: dict, max_len: int, dtype) -> float:
@@ -272,8 +290,7 @@ def _attend_error(op: Attend, fresh: dict, bounds: dict, max_len: int, dtype) ->
     values = op.value.values + (op.default,)
     default = abs(float(op.default) - float(np.asarray(op.default, dtype)))
     weights = 1 + 2 * (max_len + 2) * unit_roundoff(dtype)  # the softmax's weights sum to 1, rounded
-    summed = MEAN_ROUNDINGS_PER_KEY * (max_len + 1) * unit_roundoff(dtype) * largest_magnitude(values)
-    return weights * max(value_error, default) + leak + _tilt(op, bounds, sharpness) * spread(values) + summed
+    return weights * max(value_error, default) + leak + _tilt(op, bounds, sharpness) * spread(values)
 
 
 def _tilt(op: Attend, bounds: dict, sharpness: float) -> float:

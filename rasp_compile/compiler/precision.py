@@ -42,7 +42,7 @@ from .. import ir
 from ..errors import RaspError, RaspPrecisionError
 from .budget import check_budget
 from .error_bounds import (as_decode, carried_magnitudes, decode_errors, error_bounds, pointwise, relative_roundings,
-                           rounding_error)
+                           rounding_counts, rounding_error)
 from .layout import lay_out
 from .ops import GatedMap, Graph, NumericMLP
 from .tolerances import NEAREST_VALUE_ROUNDING_SHARE, OUTPUT_TOLERANCE, READOUT_MARGIN, STEP_WINDOW, smallest_gap
@@ -189,7 +189,7 @@ def _numerical_answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margi
     rounding part is ROUNDINGS u |v| when it is relative (error_bounds.relative_roundings); a
     decode's bound is taken value by value (error_bounds.decode_errors)."""
     writers = graph.writers()
-    relative = relative_roundings(graph.ops)
+    relative, counts = relative_roundings(graph.ops), rounding_counts(graph)
     number = graph.readout.inputs[0]
     writer = writers[number]
     decodes = [as_decode(writer, writers)] if as_decode(writer, writers) else []
@@ -198,12 +198,12 @@ def _numerical_answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margi
     if decodes:
         gate = bounds[number] - max(float(np.max(decode_errors(*d, number, bounds.get(d[0], 0.0), dtype)))
                                     for d in decodes) if isinstance(writer, GatedMap) else 0.0
-        errors = pointwise(writers[decodes[0][0]], bounds, carried, writers, relative, dtype)
+        errors = pointwise(writers[decodes[0][0]], bounds, carried, writers, relative, dtype, counts)
         bound = np.concatenate([decode_errors(*d, number, errors, dtype) + gate for d in decodes])
         values = np.abs(np.array([float(a) for d in decodes for a in d[1]]))
     else:
         values = np.abs(np.array([float(v) for v in number.values] or [0.0]))
-        bound = pointwise(writer, bounds, carried, writers, relative, dtype)
+        bound = pointwise(writer, bounds, carried, writers, relative, dtype, counts)
     tolerance = OUTPUT_TOLERANCE * np.maximum(1.0, values)
     bound = np.broadcast_to(bound, values.shape)
     worst = int(np.argmax(bound / tolerance))
