@@ -176,7 +176,7 @@ def pointwise(writer: Op, bounds: dict, carried: dict, writers: dict, relative: 
     if var not in relative:
         return np.full(values.shape, bounds[var])
     charged = charged_rounding(writer, carried, writers, dtype, counts)
-    return bounds[var] - charged + np.minimum(charged, counts[var] * unit_roundoff(dtype) * values)
+    return bounds[var] - charged + np.minimum(charged, counts.get(var, ROUNDINGS) * unit_roundoff(dtype) * values)
 
 
 def as_decode(op: Op, writers: dict) -> tuple[Var, list, bool] | None:
@@ -201,7 +201,7 @@ def charged_rounding(op: Op, carried: dict[Var, float], writers: dict, dtype, co
     as_decode), whose own bounds (numeric_mlp) count every rounding of their output."""
     if isinstance(op, Embed) or (isinstance(op, GatedMap) and not op.affine) or as_decode(op, writers):
         return 0.0
-    return rounding_error(op.out, carried, dtype, counts[op.out])
+    return rounding_error(op.out, carried, dtype, counts.get(op.out, ROUNDINGS))
 
 
 def _op_error(op: Op, fresh: dict, bounds: dict, max_len: int, dtype) -> float:
