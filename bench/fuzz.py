@@ -1,6 +1,6 @@
 """Differential fuzz: compile many generated programs and check compiled == interpreter.
 
-    python bench/fuzz.py [--count 2000] [--seed 0] [--max-len N]
+    python bench/fuzz.py [--count 2000] [--seed 0] [--max-len N] [--numerical]
 
 Program i comes from `tests/random_programs.random_program(random.Random(seed * 1_000_003 + i))`,
 and the same generator then draws its 50 random inputs (`random_inputs`), so a program and its
@@ -13,7 +13,13 @@ With --max-len every program is compiled (and its inputs drawn) at max_len N ins
 was generated with: long inputs are where margins and float32 bite (max_len 32 found a leak that
 1-6 never showed), at the price of slower checks.
 
-Outcomes: agreed, rejected, disagreed (the first bad input is listed), crashed (any other
+With --numerical every program answers a number built to strain float precision: a numerical
+s-op of the generated program, or a mean of a large constant plus its 0/1 tokens (the constant taken
+away again, or kept), or a causal running sum (a mean times the length); at a max_len drawn from
+NUMERICAL_MAX_LENS. The compiler must then either agree within the tolerance or refuse the program
+with a RaspPrecisionError, counted as "refused".
+
+Outcomes: agreed, rejected, refused (--numerical), disagreed (the first bad input is listed), crashed (any other
 exception, anywhere from generation to forward pass: its type and message are listed).
 Exit status 1 when any program disagreed or crashed, else 0.
 """
@@ -35,12 +41,17 @@ from random_programs import random_inputs, random_program  # noqa: E402
 
 from rasp_compile import ir  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
-from rasp_compile.errors import RaspError  # noqa: E402
+from rasp_compile.errors import RaspError, RaspPrecisionError  # noqa: E402
 from rasp_compile.frontend.infer import infer_value_sets  # noqa: E402
 
 INPUTS_PER_PROGRAM = 50
 PROGRESS_EVERY = 200
 SEED_STRIDE = 1_000_003  # program i of seed s uses random.Random(s * SEED_STRIDE + i)
+NUMERICAL_MAX_LENS = (4, 8, 8, 16, 16, 32, 64, 128, 256)
+"""--numerical's max_lens, one drawn per program: long ones rarer (each input costs max_len)."""
+LARGE_CONSTANTS = (0, 1, 1000, 100_000, -50_000, 2**20)
+NUMERICAL_INPUTS = 20
+"""--numerical's inputs per program: fewer, as they are longer."""
 
 
 @dataclass
@@ -55,20 +66,26 @@ class Outcome:
     detail: str = ""
 
 
-def check_program(seed: int, index: int, max_len: int | None = None) -> Outcome:
-    """Generate program `index` of `seed` (at `max_len` if given), check it, compile it and
-    compare it on its inputs."""
+def check_program(seed: int, index: int, max_len: int | None = None, numerical: bool = False) -> Outcome:
+    """Generate program `index` of `seed` (at `max_len` if given; a numerical answer, module
+    docstring), check it, compile it and compare it on its inputs."""
     rng_seed = seed * SEED_STRIDE + index
     rng = random.Random(rng_seed)
     program = None
     try:
-        program = random_program(rng)
+        program = numerical_program(rng) if numerical else random_program(rng)
         if max_len is not None:
             program = dataclasses.replace(program, max_len=max_len)
         if not accepted(program):
             return Outcome(index, rng_seed, "rejected", program=program)
-        inputs = random_inputs(program, rng, INPUTS_PER_PROGRAM)
-        bad, compared = disagreements(compile_program(program), program, inputs)
+        inputs = random_inputs(program, rng, NUMERICAL_INPUTS if numerical else INPUTS_PER_PROGRAM)
+        try:
+            model = compile_program(program)
+        except RaspPrecisionError:
+            if not numerical:
+                raise
+            return Outcome(index, rng_seed, "refused", program=program)
+        bad, compared = disagreements(model, program, inputs)
     except Exception as error:  # a crash anywhere is a finding, reported with its type
         return Outcome(index, rng_seed, "crashed", program=program, detail=f"{type(error).__name__}: {error}")
     if bad:
@@ -76,6 +93,34 @@ def check_program(seed: int, index: int, max_len: int | None = None) -> Outcome:
         detail = f"input {tokens!r}: interpreter {expected!r}, model {got!r} ({len(bad)} bad inputs)"
         return Outcome(index, rng_seed, "disagreed", compared, program, detail)
     return Outcome(index, rng_seed, "agreed", compared, program)
+
+
+def numerical_program(rng: random.Random) -> ir.Program:
+    """A generated program whose answer is a number that strains float precision (module docstring)."""
+    program = random_program(rng)
+    max_len, causal = rng.choice(NUMERICAL_MAX_LENS), program.causal
+    numbers = [node for node in program.nodes() if isinstance(node, ir.SOp) and node.encoding == ir.NUMERICAL]
+    kind = rng.randint(0, 3)
+    if kind == 0 and numbers:
+        output = rng.choice(numbers)
+    else:
+        c = rng.choice(LARGE_CONSTANTS)
+        first = program.vocab[0]
+        big = ir.numerical(ir.Map(_fn(f"{c} + (x == {first!r})", lambda x, c=c, f=first: c + int(x == f)), ir.tokens))
+        select = ir.Select(ir.indices, ir.indices, rng.choice(["<=", "true", "==", ">="]))
+        mean = ir.numerical(ir.Aggregate(select, big, default=c))
+        if kind == 1:
+            output = ir.numerical(ir.Map(_fn(f"x - {c}", lambda x, c=c: x - c), mean))
+        elif kind == 2 and causal:
+            running = ir.numerical(ir.Aggregate(ir.Select(ir.tokens, ir.tokens, "true"), big, default=c))
+            output = ir.numerical(ir.SequenceMap(_fn("b * n", lambda b, n: b * n), running, ir.length))
+        else:
+            output = mean
+    return dataclasses.replace(program, output=output, max_len=max_len)
+
+
+def _fn(text: str, call) -> ir.Fn:
+    return ir.Fn(call, f"lambda: {text}")
 
 
 def accepted(program: ir.Program) -> bool:
@@ -127,17 +172,18 @@ def _selector_text(selector: ir.Selector, names: dict) -> str:
 
 def progress_line(done: int, total: int, counts: Counter) -> str:
     return (f"{done:>6,}/{total:,}: {counts['agreed']:,} agreed, {counts['rejected']:,} rejected, "
-            f"{counts['disagreed']:,} disagreed, {counts['crashed']:,} crashed")
+            f"{counts['refused']:,} refused, {counts['disagreed']:,} disagreed, {counts['crashed']:,} crashed")
 
 
 def summary_line(outcomes: list[Outcome]) -> str:
     """`agreed on X of Y programs (Z inputs compared)`, Y counting every program the checker
     accepted, then the rejected, disagreed and crashed counts."""
     counts = Counter(outcome.status for outcome in outcomes)
-    compiled = len(outcomes) - counts["rejected"]
+    compiled = len(outcomes) - counts["rejected"] - counts["refused"]
     compared = sum(outcome.compared for outcome in outcomes)
     return (f"agreed on {counts['agreed']:,} of {compiled:,} programs ({compared:,} inputs compared); "
-            f"{counts['rejected']:,} rejected by the checker, {counts['disagreed']:,} disagreed, "
+            f"{counts['rejected']:,} rejected by the checker, {counts['refused']:,} refused for precision, "
+            f"{counts['disagreed']:,} disagreed, "
             f"{counts['crashed']:,} crashed")
 
 
@@ -152,10 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=2_000, help="programs to generate (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the program sequence (default 0)")
     parser.add_argument("--max-len", type=int, default=None, help="compile every program at this max_len")
+    parser.add_argument("--numerical", action="store_true",
+                        help="numerical answers, large constants and long max_lens (module docstring)")
     args = parser.parse_args(argv)
     outcomes, counts = [], Counter()
     for index in range(args.count):
-        outcome = check_program(args.seed, index, args.max_len)
+        outcome = check_program(args.seed, index, args.max_len, args.numerical)
         outcomes.append(outcome)
         counts[outcome.status] += 1
         if (index + 1) % PROGRESS_EVERY == 0:

@@ -3,7 +3,7 @@
 Without a report flag, a causal model whose outputs are tokens of its own vocab completes INPUT
 (`--steps N`) and prints `INPUT :: CONTINUATION`; any other model prints its output per position.
 The reports: `--accuracy` (accuracy.py), `--score TEXT` (score.py), `--flops` (flops_report.py),
-`--trace` (trace_report.py), `--html` (html_cmd.py). WEIGHTS may also be a `.rasp` program, compiled on the fly.
+`--trace` (trace_report.py), `--html` (html_cmd.py), `--margins` (margins_report.py). WEIGHTS may also be a `.rasp` program, compiled on the fly.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from rich.table import Table
 
 from ..runtime.forward import can_complete, complete, predict
 from ..runtime.model import Model
-from . import accuracy, flops_report, html_cmd, score, trace_report, verify
+from . import accuracy, flops_report, html_cmd, margins_report, score, trace_report, verify
 from ..safe_text import markup_safe, terminal_safe
 from .progress import status
 from .outputs import add_force, check_force
@@ -34,6 +34,7 @@ USAGE = """%(prog)s WEIGHTS INPUT [--steps N] [--json]
        %(prog)s WEIGHTS INPUT --flops [--json]
        %(prog)s WEIGHTS INPUT --trace [--json]
        %(prog)s WEIGHTS INPUT --html REPORT.html [--force]
+       %(prog)s WEIGHTS --margins [--json]
        %(prog)s PROGRAM.rasp ... [--max-len N] [--dtype D] [--no-opt NAME]..."""
 
 
@@ -65,6 +66,8 @@ def build_parser() -> Parser:
                          help="the residual stream decoded per layer, and attention heatmaps")
     reports.add_argument("--html", type=output_path("a report"), metavar="REPORT.html",
                          help="write a self-contained page: source, decoded residual stream, attention, weights")
+    reports.add_argument("--margins", action="store_true",
+                         help="each read-out's proven error bound and its tolerance, worst first (no INPUT)")
     parser.add_argument("--skip", type=int, metavar="K",
                         help="with --score: predictions not counted at the start (default 0)")
     parser.add_argument("--samples", type=whole_number(accuracy.EXHAUSTIVE_LIMIT), metavar="N",
@@ -87,17 +90,20 @@ def _run(args) -> int:
     if args.weights is None:
         raise CliError("rasp-run: error: WEIGHTS is required (see --help)")
     spread = verify.spread_of(args)
-    takes_input = not (args.accuracy or args.score is not None)
+    takes_input = not (args.accuracy or args.margins or args.score is not None)
     if takes_input and args.input is None:
         raise CliError("rasp-run: error: INPUT is required (see --help)")
     if not takes_input and args.input is not None:
-        raise CliError(f"rasp-run: error: {'--accuracy' if args.accuracy else '--score'} "
+        flag = "--accuracy" if args.accuracy else "--margins" if args.margins else "--score"
+        raise CliError(f"rasp-run: error: {flag} "
                        f"takes no INPUT, got {args.input!r} (see --help)")
     refuse_unused_flags(args)
     check_force(args.force, args.html is not None, "--html")
     if args.html is not None:  # before loading or compiling: a refusal should not wait for the work
         html_cmd.check(args.html, args.weights, args.force)
     model, compiled = load_model(args.weights, **compile_options(args), progress=not args.json)
+    if args.margins:
+        return _show(args, margins_report.measure(model), margins_report.render)
     reference = Reference(model, args.weights, compiled)
     if args.accuracy:
         report = accuracy.measure(model, reference, args.samples or accuracy.DEFAULT_SAMPLES, args.seed or 0,
@@ -126,7 +132,7 @@ def _run(args) -> int:
     return _show_checked(args, reference, report, render_outputs, _windows(model, report))
 
 
-REPORT_FLAGS = ("--accuracy", "--score", "--flops", "--trace", "--html")
+REPORT_FLAGS = ("--accuracy", "--score", "--flops", "--trace", "--html", "--margins")
 FLAG_APPLIES = {"--steps": None, "--skip": "--score", "--samples": "--accuracy", "--seed": "--accuracy"}
 """Which report each flag belongs to (None: running the model on INPUT, no report flag)."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..compiler.tolerances import OUTPUT_TOLERANCE
 from ..runtime.model import Model
 from ..runtime.token_text import single_characters, value_text
 
@@ -14,7 +15,7 @@ def join_tokens(model: Model, values: list) -> str:
     return ("" if single_characters(model) else " ").join(value_text(value) for value in values)
 
 
-def same_value(expected, got, tolerance: float = 1e-5) -> bool:
+def same_value(expected, got, tolerance: float = OUTPUT_TOLERANCE) -> bool:
     """Whether the model's output agrees with the interpreter's: equal as the interpreter's value
     sets compare them (none only with none), or numbers within `tolerance` (relative or absolute)."""
     if expected == got:

@@ -7,7 +7,8 @@ name always runs.
     infer_value_sets       the values every s-op can take (frontend/infer.py)
     lower                  s-ops -> variables and the ops writing them, asking LOWERING_REWRITES
     GRAPH_PASSES           Graph -> Graph, in order
-    check_precision        refuse numbers the float dtype cannot hold exactly enough
+    check_precision        refuse numbers the float dtype cannot hold exactly enough; every
+                           read-out's error bound and tolerance (meta.margins)
     lay_out                a named residual dimension per categorical value / numerical s-op
     check_budget           a model too large to build is refused before any weight is
     schedule               operations -> the earliest attention / MLP sub-layer
@@ -156,13 +157,14 @@ def compile_program(
         if value_sets is None:
             value_sets = infer_value_sets(program)
         check_vocab_budget(program, value_sets)
-        graph, layout = _graph_within_budget(program, value_sets, enabled, dtype)
+        graph, layout, margins = _graph_within_budget(program, value_sets, enabled, dtype)
         embeds, blocks = schedule(graph)
         model = assemble(graph, embeds, blocks, layout)
         for step in active_steps(MODEL_PASSES, enabled):
             model = step.run(model)
         model = cast_to(model, dtype)
         model.meta.update(describe_model(graph, blocks, conflicts_possible(program, value_sets)))  # meta.heads and meta.sops (docs/inspect.md)
+        model.meta["margins"] = margins  # every read-out's proven error bound and tolerance (docs/format.md)
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
     validate(model)
     return model
@@ -185,10 +187,11 @@ def active_steps(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
 
 
 def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype) -> tuple:
-    """The graph and its layout, checked for precision and size; a split answer (split-keys) that
-    makes the model too large is built again whole, one layer deeper but within the budget."""
+    """The graph, its layout and its read-outs' margins, checked for precision and size; a split
+    answer (split-keys) that makes the model too large is built again whole, one layer deeper but
+    within the budget."""
     graph = build_graph(program, value_sets, enabled)
-    check_precision(graph, dtype)
+    margins = check_precision(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled))
     layout = lay_out(graph)
     try:
         check_budget(graph, layout)
@@ -196,4 +199,10 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
         if not graph.split:
             raise
         return _graph_within_budget(program, value_sets, enabled - {"split-keys"}, dtype)
-    return graph, layout
+    return graph, layout, margins
+
+
+def _rebuilt(program: ir.Program, max_len: int, enabled: frozenset) -> Graph:
+    """The program's graph at another max_len (for precision.py's advice)."""
+    smaller = dataclasses.replace(program, max_len=max_len)
+    return build_graph(smaller, infer_value_sets(smaller), enabled)

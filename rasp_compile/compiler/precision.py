@@ -1,88 +1,99 @@
-"""precision: refuse a model whose float dtype cannot hold its numbers exactly enough.
+"""precision: refuse a model whose float dtype cannot hold its numbers exactly enough, and record
+by how much every read-out stays within what it tolerates.
 
-A numerical variable is one residual coordinate holding its value, and every float sum rounds
-to u (2^-24 in float32, 2^-53 in float64) of its largest term. So a coordinate carries an error
-in proportion to the largest magnitude its computation went through since the last table or
-step MLP wrote a fresh value: its *carried magnitude*. A mean of 1,000,000 + i carries 10^6
-even after a map subtracts the 10^6 again (folded into the same weights: passes/fold_linear.py).
+Every value the model hands out, or decodes on the way, is a *read-out* with an error bound
+(error_bounds.py: propagated op by op, rounding charged to the carried magnitudes) and a
+tolerance:
 
-We allow ROUNDINGS roundings of u times the carried magnitude (a mean's weighted sum, its
-c_proj, the residual's additions, a fold's sum, with room to spare) and check, per dtype:
+    kind            what is read                         tolerance
+    step            a number read by a step MLP          a quarter of the smallest gap where its
+                    (numeric_mlp.step_mlp)               reader's answer changes (the flat steps)
+    numerical       a numerical answer (unembed copies   OUTPUT_TOLERANCE relative or absolute, as
+                    the number: docs/format.md)          --accuracy compares: 1e-5 max(1, |v|),
+                                                         at the output's smallest |v|
+    nearest-value   a number read as its nearest class   3/8 of the smallest gap g between classes:
+                    (passes/number_readout.py)           off by e, the nearest class's logit leads by
+                                                         1 - 2e/g, of which rounding may take 1/4
+    categorical     an arg-max over one-hots (a plain    READOUT_MARGIN (1/2) against the logits'
+                    or linear read-out)                  change: twice sum |w| times each one-hot's error
 
-    a step MLP reading it (numeric_mlp.step_mlp)        error <= STEP_WINDOW * the gap of every
-    a nearest-value read-out (passes/number_readout)   step where its reader's answer changes
-    an interpolated decode (passes/interpolated_steps) error <= its head's window * every gap
-                                                       (else it keeps flat steps)
-    every value                                        finite and within the dtype's range
+A bound above its tolerance is a `RaspPrecisionError` at the s-op. The checks precision.py made
+before stay (with their messages): a step's rounding alone within STEP_WINDOW of its gap (the other
+half is its head's leak, tolerances.py) and every value within the dtype's range. The message names
+what would work: the dtype that would hold the numbers only when that dtype passes these checks and
+the size budget (or why it would not); for a numerical answer, a smaller max_len (the largest of
+max_len / 2, / 4, ... that passes, when the caller can rebuild the graph) and rounding the answer
+(which reads it by steps, a quarter of a gap instead of 1e-5). In float32 that happens for large
+numbers (around 10^5 with gaps of a fraction), cancellations, and sums whose error grows with
+max_len (a running sum kept as a number); in float64 practically never.
 
-A numerical output is not checked: it is compared with a relative tolerance, and a mean's
-rounding is relative to the values it averages, which this bound (the largest of them) would
-overstate; only a map cancelling a large constant can lose it, and that is left to the user.
-
-The step windows leave the other half of the flat quarter-gap to attention leak (tolerances.py).
-A failing check is a `RaspPrecisionError` at the s-op, naming the values, and the dtype that
-would hold them only when that dtype passes these checks and the size budget (or why it would
-not); in float32 that happens only for large numbers (around 10^5 with gaps of a
-fraction) or cancellations, in float64 practically never.
+`check_precision` returns the read-outs as meta.margins (docs/format.md), worst margin first.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from .. import ir
 from ..errors import RaspError, RaspPrecisionError
 from .budget import check_budget
+from .error_bounds import (as_decode, carried_magnitudes, decode_errors, error_bounds, pointwise, relative_roundings,
+                           rounding_counts, rounding_error)
 from .layout import lay_out
-from .ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op
-from .tolerances import ROUNDINGS, STEP_WINDOW
+from .ops import GatedMap, Graph, NumericMLP
+from .tolerances import NEAREST_VALUE_ROUNDING_SHARE, OUTPUT_TOLERANCE, READOUT_MARGIN, STEP_WINDOW, smallest_gap
 from .variables import Var
 
 
-
-def unit_roundoff(dtype) -> float:
-    """u: half the gap between 1 and the next float of `dtype`."""
-    return float(np.finfo(dtype).eps) / 2
+class _ImpreciseAnswer(RaspPrecisionError):
+    """A numerical answer beyond its tolerance: a smaller max_len or rounding may help (_advice)."""
 
 
-def carried_magnitudes(ops: list[Op]) -> dict[Var, float]:
-    """Every numerical variable -> the largest magnitude its value went through since it was
-    last written fresh (by an embedding, a table, a step MLP or a width head: its own values)."""
-    carried: dict[Var, float] = {}
-    for op in ops:
-        if op.out.encoding != ir.NUMERICAL:
-            continue
-        largest = largest_magnitude(op.out.values)
-        if isinstance(op, Attend) and op.kind == "numerical":
-            largest = max(largest, carried.get(op.value, 0.0), abs(float(op.default)))
-        elif isinstance(op, Linear):
-            terms = [abs(c) * carried.get(var, 1.0) for (var, _), row in op.weights.items() for c in row.values()]
-            largest = max([largest, *terms, *(abs(b) for b in op.bias.values())])
-        elif isinstance(op, GatedMap) and op.affine:  # its units hold a x + b - lo, and lo
-            x = carried.get(op.input, 1.0)
-            largest = max([largest, *(abs(a) * x + 2 * abs(b) for a, b in op.affine.values())])
-        carried[op.out] = largest
-    return carried
+@dataclass(frozen=True)
+class Margin:
+    """One read-out: `var` read as `kind` by `reader`, off by at most `bound`, allowed `tolerance`."""
+
+    var: Var
+    reader: Var
+    kind: str
+    bound: float
+    tolerance: float
+
+    def as_meta(self) -> dict:
+        return {"readout": self.reader.label, "kind": self.kind, "reads": self.var.label,
+                "bound": float(self.bound), "tolerance": float(self.tolerance)}
 
 
-def rounding_error(var: Var, carried: dict[Var, float], dtype) -> float:
-    """What float rounding may have moved `var`'s coordinate by (0 for a categorical one-hot,
-    whose readers allow 1/2)."""
-    return ROUNDINGS * unit_roundoff(dtype) * carried.get(var, 0.0)
-
-
-def check_precision(graph: Graph, dtype) -> None:
+def check_precision(graph: Graph, dtype, rebuild: Callable[[int], Graph] | None = None) -> list[dict]:
     """Raise RaspPrecisionError where `dtype` cannot decode or output a number exactly, with
-    advice that is checked to work (_advice)."""
+    advice that is checked to work (_advice; `rebuild(max_len)`: the graph at another max_len,
+    for the smaller max_len that would do); else the read-outs as meta.margins, worst first."""
     try:
-        _check(graph, dtype)
+        margins = _check(graph, dtype)
     except RaspPrecisionError as error:
-        raise RaspPrecisionError(error.message + _advice(graph, dtype), error.loc) from None
+        raise RaspPrecisionError(error.message + _advice(graph, dtype, rebuild, error), error.loc) from None
+    margins.sort(key=lambda m: -(m.bound / m.tolerance))
+    return [m.as_meta() for m in margins]
 
 
-def _advice(graph: Graph, dtype) -> str:
+def _advice(graph: Graph, dtype, rebuild, error: RaspPrecisionError) -> str:
     """"; compile with --dtype float64" when float64 would compile the graph (its precision and its
-    size checked here, as the compiler checks them next), else why float64 would not do either."""
+    size checked here, as the compiler checks them next), else why float64 would not do either;
+    for a numerical answer, also a smaller max_len that passes and rounding the answer."""
+    advice = _dtype_advice(graph, dtype)
+    if not isinstance(error, _ImpreciseAnswer):
+        return advice
+    smaller = _smaller_max_len(graph, dtype, rebuild)
+    if smaller is not None:
+        advice += f"; or compile with --max-len {smaller} (or less)"
+    return advice + "; or round the answer (e.g. map(lambda x: round(x, 4), ...)), which reads it by steps"
+
+
+def _dtype_advice(graph: Graph, dtype) -> str:
     if np.dtype(dtype) == np.float64:
         return ""
     try:
@@ -93,7 +104,19 @@ def _advice(graph: Graph, dtype) -> str:
     return "; compile with --dtype float64 (dtype=numpy.float64 from Python), which holds them"
 
 
-def _check(graph: Graph, dtype) -> None:
+def _smaller_max_len(graph: Graph, dtype, rebuild) -> int | None:
+    """The largest of max_len / 2, / 4, ... at which the graph passes, when `rebuild` is given."""
+    max_len = graph.program.max_len // 2
+    while rebuild is not None and max_len >= 1:
+        try:
+            _check(rebuild(max_len), dtype)
+            return max_len
+        except RaspError:
+            max_len //= 2
+    return None
+
+
+def _check(graph: Graph, dtype) -> list[Margin]:
     carried = carried_magnitudes(graph.ops)
     for var, largest in carried.items():
         if not largest <= float(np.finfo(dtype).max):  # also NaN
@@ -102,38 +125,117 @@ def _check(graph: Graph, dtype) -> None:
                 f"{np.dtype(dtype).name} cannot hold",
                 var.loc,
             )
+    bounds = error_bounds(graph, dtype)
+    margins = []
     for op in graph.ops:
         if isinstance(op, NumericMLP) and not op.interpolated:
             answers = [op.fn(p) for p in op.input.values]
-            _check_steps(op.input, answers, carried, dtype, reader=op.out)
+            margins += _steps(op.input, answers, carried, bounds, dtype, reader=op.out)
         elif isinstance(op, GatedMap) and not op.affine:
             for g in (g for g in op.gate.values if g not in op.interpolated):
-                _check_steps(op.input, list(op.answers[g]), carried, dtype, reader=op.out)
-    readout = graph.readout
-    if readout.classes is not None and readout.inputs[0].encoding == ir.NUMERICAL:
-        number = readout.inputs[0]
-        _check_steps(number, list(number.values), carried, dtype, reader=graph.output)
+                margins += _steps(op.input, list(op.answers[g]), carried, bounds, dtype, reader=op.out)
+    margins.append(_answer(graph, bounds, carried, dtype))
+    return margins
 
 
-def _check_steps(number: Var, answers: list, carried: dict[Var, float], dtype, reader: Var) -> None:
-    """Every step of `number` (sorted values) where `answers` changes must outlast rounding."""
+def _steps(number: Var, answers: list, carried: dict, bounds: dict, dtype, reader: Var) -> list[Margin]:
+    """Every step of `number` (sorted values) where `answers` changes must outlast rounding (within
+    STEP_WINDOW of the gap) and the whole error (within the flat quarter gap)."""
     points = number.values
     gaps = [b - a for a, b, x, y in zip(points, points[1:], answers, answers[1:]) if x != y]
+    if not gaps:
+        return []
     error = rounding_error(number, carried, dtype)
-    if not gaps or error <= STEP_WINDOW * min(gaps):
+    if not error <= STEP_WINDOW * min(gaps):
+        raise RaspPrecisionError(
+            f"{_name(reader)} must tell apart values of {_name(number)} only {min(gaps):.3g} apart, but "
+            f"they are computed through numbers as large as {carried[number]:.6g}, which "
+            f"{np.dtype(dtype).name} rounds by up to {error:.2g}",
+            reader.loc or number.loc,
+        )
+    margin = Margin(number, reader, "step", bounds[number], 2 * STEP_WINDOW * min(gaps))
+    _within(margin, dtype, f"{_name(reader)} must tell apart values of {_name(number)} only {min(gaps):.3g} apart")
+    return [margin]
+
+
+def _answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margin:
+    """The read-out of the answer (module docstring's table), checked."""
+    readout, output = graph.readout, graph.output
+    first = readout.inputs[0]
+    if readout.classes is None:
+        margin = _numerical_answer(graph, bounds, carried, dtype)
+        _within(margin, dtype, f"the answer {_name(output)} must be within {margin.tolerance:.2g} of its value "
+                f"(1e-5 relative, as --accuracy compares numbers), but it is computed through numbers as large "
+                f"as {carried.get(first, 0.0):.6g}", numerical_answer=True)
+        return margin
+    if first.encoding == ir.NUMERICAL:
+        gap = smallest_gap([c for c in readout.classes if c is not None])
+        margin = Margin(first, output, "nearest-value", _nearest_value_error(graph, bounds, gap, dtype),
+                        (1 - NEAREST_VALUE_ROUNDING_SHARE) / 2 * gap)
+        _within(margin, dtype, f"the answer {_name(output)} is read as the nearest of values only {gap:.3g} apart")
+        return margin
+    rows, change = 0, np.zeros(len(readout.classes))
+    for var in readout.inputs:
+        width = len(var.values) if var.encoding == ir.CATEGORICAL else 1
+        change += bounds.get(var, 0.0) * np.abs(readout.weights[rows:rows + width]).sum(axis=0)
+        rows += width
+    margin = Margin(first, output, "categorical", 2 * float(change.max(initial=0.0)), READOUT_MARGIN)
+    _within(margin, dtype, f"the answer {_name(output)}'s logits must keep their margin")
+    return margin
+
+
+def _numerical_answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margin:
+    """The answer's margin at its worst value v: error bound over 1e-5 max(1, |v|). The bound's
+    rounding part is ROUNDINGS u |v| when it is relative (error_bounds.relative_roundings); a
+    decode's bound is taken value by value (error_bounds.decode_errors)."""
+    writers = graph.writers()
+    relative, counts = relative_roundings(graph.ops), rounding_counts(graph)
+    number = graph.readout.inputs[0]
+    writer = writers[number]
+    decodes = [as_decode(writer, writers)] if as_decode(writer, writers) else []
+    if isinstance(writer, GatedMap) and not writer.affine:  # each gate value's piece (+ the gate's error)
+        decodes = [(writer.input, list(writer.answers[g]), g in writer.interpolated) for g in writer.gate.values]
+    if decodes:
+        gate = bounds[number] - max(float(np.max(decode_errors(*d, number, bounds.get(d[0], 0.0), dtype)))
+                                    for d in decodes) if isinstance(writer, GatedMap) else 0.0
+        errors = pointwise(writers[decodes[0][0]], bounds, carried, writers, relative, dtype, counts)
+        bound = np.concatenate([decode_errors(*d, number, errors, dtype) + gate for d in decodes])
+        values = np.abs(np.array([float(a) for d in decodes for a in d[1]]))
+    else:
+        values = np.abs(np.array([float(v) for v in number.values] or [0.0]))
+        bound = pointwise(writer, bounds, carried, writers, relative, dtype, counts)
+    tolerance = OUTPUT_TOLERANCE * np.maximum(1.0, values)
+    bound = np.broadcast_to(bound, values.shape)
+    worst = int(np.argmax(bound / tolerance))
+    return Margin(number, graph.output, "numerical", float(bound[worst]), float(tolerance[worst]))
+
+
+def _nearest_value_error(graph: Graph, bounds: dict, gap: float, dtype) -> float:
+    """How far a nearest-value read-out's number may stray, in its own units: the number's error,
+    plus B gap times the high digit's for a two-digit read-out, taken value by value where both are
+    step MLPs of one input (passes/number_readout.py writes them so)."""
+    readout, writers = graph.readout, graph.writers()
+    if len(readout.inputs) == 1:
+        return bounds[readout.inputs[0]]
+    decodes = [as_decode(writers[v], writers) for v in readout.inputs]
+    if all(decodes) and len({d[0] for d in decodes}) == 1:
+        number, high = (decode_errors(*d, v, bounds.get(d[0], 0.0), dtype) for d, v in zip(decodes, readout.inputs))
+        return float(np.max(number + high * gap * _digit_base(readout)))
+    return bounds[readout.inputs[0]] + sum(bounds[v] for v in readout.inputs[1:]) * gap * _digit_base(readout)
+
+
+def _digit_base(readout) -> int:
+    """B of a two-digit read-out (passes/number_readout.py): an error in the high digit moves the
+    low one by B; 1 for a read-out of one number."""
+    return math.isqrt(len(readout.classes) - 1) + 1 if len(readout.inputs) > 1 else 1
+
+
+def _within(margin: Margin, dtype, what: str, numerical_answer: bool = False) -> None:
+    if margin.bound <= margin.tolerance:
         return
-    raise RaspPrecisionError(
-        f"{_name(reader)} must tell apart values of {_name(number)} only {min(gaps):.3g} apart, but "
-        f"they are computed through numbers as large as {carried[number]:.6g}, which "
-        f"{np.dtype(dtype).name} rounds by up to {error:.2g}",
-        reader.loc or number.loc,
-    )
-
-
-def largest_magnitude(values) -> float:
-    """The largest magnitude among `values` (NaN if one is NaN)."""
-    magnitudes = [abs(float(v)) for v in values]
-    return float(np.max(magnitudes)) if magnitudes else 0.0
+    kind = _ImpreciseAnswer if numerical_answer else RaspPrecisionError
+    raise kind(f"{what}, and in {np.dtype(dtype).name} it may be off by up to {margin.bound:.2g} "
+               f"(allowed {margin.tolerance:.2g})", margin.reader.loc or margin.var.loc)
 
 
 def _name(var: Var) -> str:

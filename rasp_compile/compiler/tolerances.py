@@ -60,6 +60,13 @@ ROUNDINGS = 16
 (precision.py): a mean's weighted sum, its c_proj, the residual's additions, a fold's sum, with
 room to spare."""
 
+MEAN_ROUNDINGS_PER_KEY = 1 / 8
+"""A mean over n + 1 keys (BOS included) meets (n + 1) / 8 roundings more of u times its largest
+value (error_bounds.py): its weighted sum rounds once per key, and those errors partly cancel.
+A float32 mean of 1,025 ones measured 45 u (tests/test_error_bounds.py), against 128 u charged;
+a fixed count (ROUNDINGS alone) was broken by that measurement. A strictly sequential sum of
+adversarial values could reach (n + 1) / 2: this count is a measured model, not a proof."""
+
 NEAREST_VALUE_ROUNDINGS = 16
 """Roundings of A = max (c - c0)^2 / g^2 the difference of two nearest-value logits meets
 (passes/number_readout.py): each logit's weight stored, multiplied, its bias stored and added,
@@ -98,6 +105,11 @@ slopes' divisions, not a kink: it gets no hidden unit, and leaving it out moves 
 less than float32's u."""
 
 # -- the read-out ---------------------------------------------------------------------------
+
+OUTPUT_TOLERANCE = 1e-5
+"""How close a numerical answer must be to the program's value, relative or absolute (1e-5
+max(1, |v|)): what `rasp-run --accuracy` compares numbers with (docs/cli.md), and what
+precision.py proves every numerical answer stays within."""
 
 NONE_LOGIT = 0.5
 """The constant logit of a categorical answer's none column (ops.plain_readout): a value column

@@ -268,6 +268,32 @@ def _check_meta(meta) -> None:
         _fail("meta.residual must be a list of strings")
     if "source" in meta and not isinstance(meta["source"], str):
         _fail("meta.source must be a string")
+    if "margins" in meta:  # optional: files written before it have none
+        _check_margins(meta["margins"])
+
+
+def _check_margins(margins) -> None:
+    """meta.margins: a list of {readout, kind, bound, tolerance} objects, `reads` optional (docs/format.md)."""
+    if not isinstance(margins, list):
+        _fail("meta.margins must be a list")
+    for i, margin in enumerate(margins):
+        where = f"meta.margins[{i}]"
+        if not isinstance(margin, dict):
+            _fail(f"{where} must be an object")
+        for field in ("readout", "kind") + (("reads",) if "reads" in margin else ()):
+            _require(margin, field, lambda v: isinstance(v, str), "a string", where)
+        _require(margin, "bound", lambda v: _is_number(v) and v >= 0, "a finite number >= 0", where)
+        _require(margin, "tolerance", lambda v: _is_number(v) and v > 0, "a finite number > 0", where)
+
+
+def _is_number(value) -> bool:
+    """A finite JSON number (not a bool; an int beyond float range is not)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _check_text(meta: dict) -> None:

@@ -27,7 +27,7 @@ from ..lowering.pairs import meeting_pairs_of, within_pair_limit
 from ..lowering.state import LoweringState
 from ..lowering.views import viewed_number
 from ..ops import Linear, NumericMLP
-from ..precision import largest_magnitude
+from ..error_bounds import largest_magnitude
 from ..primitives.numeric_mlp import step_output_error
 from ..tolerances import FOLD_TOLERANCE
 from ..variables import Var, coordinate, empty_of

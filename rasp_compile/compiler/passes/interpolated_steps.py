@@ -35,7 +35,7 @@ import numpy as np
 
 from ... import ir
 from ..ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op, Readout, readers_of, replaced
-from ..precision import carried_magnitudes, unit_roundoff
+from ..error_bounds import carried_magnitudes, unit_roundoff
 from ..primitives.numeric_mlp import interpolation_error, step_output_error
 from ..limits import MAX_QUERY_ASSIGNMENTS
 from ..tolerances import CATEGORICAL_LEAK, INTERPOLATED_SCORE_ERROR, ROUNDINGS, smallest_gap

@@ -47,7 +47,7 @@ from ... import ir
 from ...frontend.infer import is_number
 from ..lowering.linear import substituted
 from ..ops import Graph, Linear, NumericMLP, Op, Readout, TableMLP, fresh_label, replaced
-from ..precision import unit_roundoff
+from ..error_bounds import unit_roundoff
 from ..tolerances import (LINEAR_TOLERANCE, NEAREST_VALUE_ROUNDING_SHARE, NEAREST_VALUE_ROUNDINGS, ROUNDINGS,
                           STEP_WINDOW)
 from ..variables import Var

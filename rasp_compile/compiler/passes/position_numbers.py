@@ -32,7 +32,7 @@ from ..lowering.positions import position_feature
 from ..lowering.state import LoweringState
 from ..lowering.views import viewed_number
 from ..ops import Attend, Embed, Linear, NumericMLP
-from ..precision import largest_magnitude, unit_roundoff
+from ..error_bounds import largest_magnitude, unit_roundoff
 from ..primitives.numeric_mlp import interpolation_error
 from ..selector_terms import PositionMatch
 from ..tolerances import CATEGORICAL_LEAK, NUMBER_MATCH_ERROR, POSITION_MATCH_ERROR, ROUNDINGS

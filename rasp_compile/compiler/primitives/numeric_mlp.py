@@ -94,6 +94,11 @@ def step_output_error(points: tuple, answers: list) -> float:
     whose difference is 1: the output sums them, weighted by the step's change, and the hidden
     layer rounds x/d - t/d. Over hundreds of steps (the fraction of a 64-position mean) this
     reaches 1e-4, which a numerical answer shows; summed here at every input value."""
+    return float(np.max(step_output_errors(points, answers), initial=0.0))
+
+
+def step_output_errors(points: tuple, answers: list) -> np.ndarray:
+    """step_output_error at each input value: [len(points)]."""
     x = np.asarray(points, dtype=float)
     changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
     low, high = x[:-1][changes], x[1:][changes]
@@ -102,8 +107,7 @@ def step_output_error(points: tuple, answers: list) -> float:
     inexact = (x[:, None] > threshold[None, :]) == exact_below(points, threshold)[None, :]  # [input value, step]
     distance = np.abs(x[:, None] - threshold[None, :]) / half_width
     size = 2 * distance + 2 + (np.abs(x)[:, None] + np.abs(threshold)[None, :]) / half_width
-    worst = float(np.max(np.sum(np.where(inexact, change * size, 0.0), axis=1), initial=0.0))
-    return worst * STEP_OUTPUT_ROUNDING
+    return np.sum(np.where(inexact, change * size, 0.0), axis=1) * STEP_OUTPUT_ROUNDING
 
 
 def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
@@ -137,16 +141,28 @@ def interpolation_error(points: tuple, encoded: list, rising: bool) -> float:
     return _rounding(points, _kinks(points, encoded, rising), rising)
 
 
+def interpolation_errors(points: tuple, encoded: list) -> np.ndarray:
+    """interpolation_error at each input value, for the orientation interpolation_mlp builds:
+    [len(points), output coordinates]."""
+    both = {rising: _kinks(points, encoded, rising) for rising in (True, False)}
+    rising = _rounding(points, both[True], True) <= _rounding(points, both[False], False)
+    return _roundings(points, both[rising], rising)
+
+
 def _rounding(points: tuple, kinks: list, rising: bool) -> float:
     """interpolation_error for kinks already computed."""
+    return float(np.max(_roundings(points, kinks, rising), initial=0.0))
+
+
+def _roundings(points: tuple, kinks: list, rising: bool) -> np.ndarray:
+    """_rounding at each input value and output coordinate."""
     if not kinks:
-        return 0.0
+        return np.zeros((len(points), 1))
     x = np.asarray(points, dtype=float)[:, None]
     at = np.array([p for p, _ in kinks])[None, :]
     weights = np.abs(np.array([c for _, c in kinks]))  # [kink, output coordinate]
     firing = (x > at) if rising else (x < at)  # [input value, kink]
-    worst = float(np.max(np.where(firing, np.abs(x) + np.abs(at), 0.0) @ weights))
-    return worst * POLYLINE_ROUNDING
+    return (np.where(firing, np.abs(x) + np.abs(at), 0.0) @ weights) * POLYLINE_ROUNDING
 
 
 def _samples(op: NumericMLP, layout: Layout) -> tuple[tuple, list, int]:

@@ -23,10 +23,15 @@ from .pieces import Head
 from .qk import score_weights
 
 
-def numerical_head(op: Attend, layout: Layout, max_len: int) -> Head:
+def numerical_sharpness(op: Attend, max_len: int) -> tuple[float, float]:
+    """(S, the most the leak may move the mean: min(CATEGORICAL_LEAK / amplification, window * gap))."""
     tolerated = min(CATEGORICAL_LEAK / op.amplification, op.window * smallest_gap(op.out.values))
     leak = tolerated / spread(op.value.values + (op.default,))
-    sharpness = 2 * needed_gap(max_len + 1, leak)
+    return 2 * needed_gap(max_len + 1, leak), tolerated
+
+
+def numerical_head(op: Attend, layout: Layout, max_len: int) -> Head:
+    sharpness, _ = numerical_sharpness(op, max_len)
     m = op.score.terms
     qk = score_weights(op.score, layout, sharpness, (m - 0.5) * sharpness, bos_self_score(max_len))
     w_v = np.zeros((layout.d_model, 1))

@@ -52,10 +52,15 @@ def width_from_share(weight: int) -> Callable[[float], int]:
     return lambda share: round(weight / share) - weight
 
 
+def width_sharpness(op: Attend, max_len: int) -> tuple[float, float]:
+    """(S, the most the leak may move BOS's share: min(CATEGORICAL_LEAK, window * gap))."""
+    leak = min(CATEGORICAL_LEAK, op.window * smallest_gap(op.out.values))
+    return needed_gap(max_len + 1, op.bos_weight * leak), leak
+
+
 def width_head(op: Attend, layout: Layout, max_len: int) -> Head:
     """The head writing BOS's share c/(c + w) (c = op.bos_weight) into op.out's coordinate."""
-    leak = min(CATEGORICAL_LEAK, op.window * smallest_gap(op.out.values))
-    sharpness = needed_gap(max_len + 1, op.bos_weight * leak)
+    sharpness, _ = width_sharpness(op, max_len)
     m = op.score.terms
     bos_score = m * sharpness + math.log(op.bos_weight)
     qk = score_weights(op.score, layout, sharpness, bos_score, bos_self_score(max_len))
