@@ -16,6 +16,7 @@ values, so the loader runs it on the .npy headers before reading any data) then 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 
