@@ -59,3 +59,19 @@ def random_inputs(vocab, max_len: int, count: int, seed: int) -> list[list]:
     """`count` seeded random sequences of random lengths 1..max_len."""
     rng = random.Random(seed)
     return [[rng.choice(vocab) for _ in range(rng.randint(1, max_len))] for _ in range(count)]
+
+
+def compiled_exactly(program: ir.Program, **options) -> Model:
+    """The program compiled in float32, or in float64 where the compiler refuses float32 because it
+    cannot prove a read-out within its tolerance (compiler/precision.py): the refusal must be
+    located and say that float64 holds it, and float64 must then compile."""
+    import numpy as np
+
+    from rasp_compile.compiler import compile_program
+    from rasp_compile.errors import RaspPrecisionError
+
+    try:
+        return compile_program(program, **options)
+    except RaspPrecisionError as refusal:
+        assert refusal.loc is not None and "--dtype float64" in refusal.message, refusal.message
+        return compile_program(program, dtype=np.float64, **options)

@@ -24,7 +24,7 @@ from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.runtime.model import n_params
 
-from differential import assert_agree, disagreements, every_input, random_inputs
+from differential import assert_agree, compiled_exactly, disagreements, every_input, random_inputs
 
 RUNNING_COUNT = """
 vocab {x, y}
@@ -100,13 +100,13 @@ def ops_of(program) -> list:
 def test_gated_programs_agree_with_the_interpreter_on_every_input(text: str):
     program = parse_program(text)
     assert any(isinstance(op, GatedMap) for op in ops_of(program))
-    assert_agree(compile_program(program), program, every_input(program.vocab, program.max_len))
+    assert_agree(compiled_exactly(program), program, every_input(program.vocab, program.max_len))
 
 
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_gated_programs_agree_at_max_len_40(text: str):
     program = parse_program(text, max_len=40)
-    assert_agree(compile_program(program), program, random_inputs(program.vocab, 40, 300, seed=40))
+    assert_agree(compiled_exactly(program), program, random_inputs(program.vocab, 40, 300, seed=40))
 
 
 def test_the_running_count_is_one_layer_of_one_unit_per_length():
@@ -244,5 +244,5 @@ output numerical({call})
     assert not any(isinstance(op, TableMLP) for op in ops_of(program))  # gated, or linear when it can be
     rng = random.Random(max_len)
     inputs = [[rng.choice("abc") for _ in range(rng.randint(1, max_len))] for _ in range(60)]
-    bad, _ = disagreements(compile_program(program), program, inputs)
+    bad, _ = disagreements(compiled_exactly(program), program, inputs)
     assert bad == [], bad[:2]

@@ -26,9 +26,10 @@ def measure(model: Model) -> dict:
 
 
 def render(report: dict, console) -> None:
-    table = Table("read-out", "kind", "reads", "bound", "tolerance", "bound / tolerance",
+    table = Table("read-out", "kind", "reads", "bound", "tolerance", "bound / tolerance", "proof",
                   title="proven error bounds, worst first")
     for r in report["readouts"]:
         table.add_row(markup_safe(r["readout"]), markup_safe(r["kind"]), markup_safe(r.get("reads", "")),
-                      f"{r['bound']:.3g}", f"{r['tolerance']:.3g}", f"{r['share']:.3g}")
+                      f"{r['bound']:.3g}", f"{r['tolerance']:.3g}", f"{r['share']:.3g}",
+                      markup_safe(r.get("proof", "analysis")))
     console.print(table)

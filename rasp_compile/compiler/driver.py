@@ -14,6 +14,8 @@ name always runs.
     schedule               operations -> the earliest attention / MLP sub-layer
     assemble               per-primitive weights (primitives/) -> arrays and meta
     MODEL_PASSES           Model -> Model, in order; then the arrays are cast to the dtype
+    every_input            a numerical answer check_precision could not prove, run on every
+                           input of a program that has few (every_input.py), or refused
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from .passes.interpolated_steps import interpolate_steps
 from .passes.linear_readout import choose_linear_readout
 from .passes.number_readout import choose_number_readout
 from .passes.prune import prune
-from .precision import check_precision
+from .every_input import checkable, verified_margin
+from .precision import ImpreciseAnswer, check_precision, refusal
 from .schedule import schedule
 
 
@@ -157,12 +160,14 @@ def compile_program(
         if value_sets is None:
             value_sets = infer_value_sets(program)
         check_vocab_budget(program, value_sets)
-        graph, layout, margins = _graph_within_budget(program, value_sets, enabled, dtype)
+        graph, layout, margins, unproven = _graph_within_budget(program, value_sets, enabled, dtype)
         embeds, blocks = schedule(graph)
         model = assemble(graph, embeds, blocks, layout)
         for step in active_steps(MODEL_PASSES, enabled):
             model = step.run(model)
         model = cast_to(model, dtype)
+        if unproven is not None:
+            margins = _answer_on_every_input(model, program, graph, unproven, margins, enabled, dtype)
         model.meta.update(describe_model(graph, blocks, conflicts_possible(program, value_sets)))  # meta.heads and meta.sops (docs/inspect.md)
         model.meta["margins"] = margins  # every read-out's proven error bound and tolerance (docs/format.md)
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
@@ -191,7 +196,8 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
     answer (split-keys) that makes the model too large is built again whole, one layer deeper but
     within the budget."""
     graph = build_graph(program, value_sets, enabled)
-    margins = check_precision(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled))
+    margins, unproven = check_precision(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled),
+                                        answer_checked_elsewhere=checkable(program))
     layout = lay_out(graph)
     try:
         check_budget(graph, layout)
@@ -199,7 +205,18 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
         if not graph.split:
             raise
         return _graph_within_budget(program, value_sets, enabled - {"split-keys"}, dtype)
-    return graph, layout, margins
+    return graph, layout, margins, unproven
+
+
+def _answer_on_every_input(model: Model, program: ir.Program, graph: Graph, unproven: ImpreciseAnswer,
+                           margins: list[dict], enabled: frozenset, dtype) -> list[dict]:
+    """meta.margins with the answer the analysis could not prove measured on every input instead
+    (every_input.py); its refusal, with advice, where an input's answer strays too far."""
+    try:
+        answer = verified_margin(model, program, unproven, graph.readout.inputs[0].label)
+    except ImpreciseAnswer:
+        raise refusal(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled), unproven) from None
+    return [answer, *margins]
 
 
 def _rebuilt(program: ir.Program, max_len: int, enabled: frozenset) -> Graph:

@@ -49,8 +49,12 @@ from .tolerances import NEAREST_VALUE_ROUNDING_SHARE, OUTPUT_TOLERANCE, READOUT_
 from .variables import Var
 
 
-class _ImpreciseAnswer(RaspPrecisionError):
-    """A numerical answer beyond its tolerance: a smaller max_len or rounding may help (_advice)."""
+class ImpreciseAnswer(RaspPrecisionError):
+    """A numerical answer whose bound passes its tolerance: a smaller max_len or rounding may help
+    (_advice), and a program with few inputs may still be exact on each (every_input.py).
+    `margins`: the read-outs checked before the answer, all within their tolerance."""
+
+    margins: list[Margin] = []
 
 
 @dataclass(frozen=True)
@@ -65,19 +69,31 @@ class Margin:
 
     def as_meta(self) -> dict:
         return {"readout": self.reader.label, "kind": self.kind, "reads": self.var.label,
-                "bound": float(self.bound), "tolerance": float(self.tolerance)}
+                "bound": float(self.bound), "tolerance": float(self.tolerance), "proof": "analysis"}
 
 
-def check_precision(graph: Graph, dtype, rebuild: Callable[[int], Graph] | None = None) -> list[dict]:
+def check_precision(graph: Graph, dtype, rebuild: Callable[[int], Graph] | None = None,
+                    answer_checked_elsewhere: bool = False) -> tuple[list[dict], ImpreciseAnswer | None]:
     """Raise RaspPrecisionError where `dtype` cannot decode or output a number exactly, with
-    advice that is checked to work (_advice; `rebuild(max_len)`: the graph at another max_len,
-    for the smaller max_len that would do); else the read-outs as meta.margins, worst first."""
+    advice that is checked to work (`refusal`); else the read-outs as meta.margins, worst first,
+    and None. With `answer_checked_elsewhere` (the caller runs every input: every_input.py), a
+    numerical answer beyond its bound is returned instead of raised, beside the other read-outs."""
     try:
-        margins = _check(graph, dtype)
+        margins, unproven = _check(graph, dtype), None
+    except ImpreciseAnswer as error:
+        if not answer_checked_elsewhere:
+            raise refusal(graph, dtype, rebuild, error) from None
+        margins, unproven = error.margins, error
     except RaspPrecisionError as error:
-        raise RaspPrecisionError(error.message + _advice(graph, dtype, rebuild, error), error.loc) from None
+        raise refusal(graph, dtype, rebuild, error) from None
     margins.sort(key=lambda m: -(m.bound / m.tolerance))
-    return [m.as_meta() for m in margins]
+    return [m.as_meta() for m in margins], unproven
+
+
+def refusal(graph: Graph, dtype, rebuild: Callable[[int], Graph] | None, error: RaspPrecisionError) -> RaspPrecisionError:
+    """`error` with the advice that is checked to work (_advice; `rebuild(max_len)`: the graph at
+    another max_len, for the smaller max_len that would do)."""
+    return RaspPrecisionError(error.message + _advice(graph, dtype, rebuild, error), error.loc)
 
 
 def _advice(graph: Graph, dtype, rebuild, error: RaspPrecisionError) -> str:
@@ -85,7 +101,7 @@ def _advice(graph: Graph, dtype, rebuild, error: RaspPrecisionError) -> str:
     size checked here, as the compiler checks them next), else why float64 would not do either;
     for a numerical answer, also a smaller max_len that passes and rounding the answer."""
     advice = _dtype_advice(graph, dtype)
-    if not isinstance(error, _ImpreciseAnswer):
+    if not isinstance(error, ImpreciseAnswer):
         return advice
     smaller = _smaller_max_len(graph, dtype, rebuild)
     if smaller is not None:
@@ -134,7 +150,11 @@ def _check(graph: Graph, dtype) -> list[Margin]:
         elif isinstance(op, GatedMap) and not op.affine:
             for g in (g for g in op.gate.values if g not in op.interpolated):
                 margins += _steps(op.input, list(op.answers[g]), carried, bounds, dtype, reader=op.out)
-    margins.append(_answer(graph, bounds, carried, dtype))
+    try:
+        margins.append(_answer(graph, bounds, carried, dtype))
+    except ImpreciseAnswer as error:
+        error.margins = margins
+        raise
     return margins
 
 
@@ -233,7 +253,7 @@ def _digit_base(readout) -> int:
 def _within(margin: Margin, dtype, what: str, numerical_answer: bool = False) -> None:
     if margin.bound <= margin.tolerance:
         return
-    kind = _ImpreciseAnswer if numerical_answer else RaspPrecisionError
+    kind = ImpreciseAnswer if numerical_answer else RaspPrecisionError
     raise kind(f"{what}, and in {np.dtype(dtype).name} it may be off by up to {margin.bound:.2g} "
                f"(allowed {margin.tolerance:.2g})", margin.reader.loc or margin.var.loc)
 

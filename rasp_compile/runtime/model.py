@@ -274,14 +274,14 @@ def _check_meta(meta) -> None:
 
 
 def _check_margins(margins) -> None:
-    """meta.margins: a list of {readout, kind, bound, tolerance} objects, `reads` optional (docs/format.md)."""
+    """meta.margins: a list of {readout, kind, bound, tolerance} objects, `reads` and `proof` optional (docs/format.md)."""
     if not isinstance(margins, list):
         _fail("meta.margins must be a list")
     for i, margin in enumerate(margins):
         where = f"meta.margins[{i}]"
         if not isinstance(margin, dict):
             _fail(f"{where} must be an object")
-        for field in ("readout", "kind") + (("reads",) if "reads" in margin else ()):
+        for field in ("readout", "kind") + tuple(f for f in ("reads", "proof") if f in margin):
             _require(margin, field, lambda v: isinstance(v, str), "a string", where)
         _require(margin, "bound", lambda v: _is_number(v) and v >= 0, "a finite number >= 0", where)
         _require(margin, "tolerance", lambda v: _is_number(v) and v > 0, "a finite number > 0", where)

@@ -48,7 +48,7 @@ def test_products_by_digits_are_the_running_sums(product: str, plain):
     program = parse_program(running(product, 9))
     ops = by_label(plain_graph(running(product, 9), PRODUCTS))
     assert isinstance(ops["depth"], Linear) and sum(isinstance(op, GatedMap) for op in ops.values()) == 4  # 8 < 2^4
-    model = compile_program(program)
+    model = compiled_exactly(program)  # an unrounded sum: float32 is proven only up to max_len 8
     for tokens in every_input(program.vocab, 9):
         assert evaluate(program, tokens) == pytest.approx(sums(tokens, plain))
     assert_agree(model, program, every_input(program.vocab, 9))
