@@ -2,11 +2,14 @@
 the scalar evaluator (lambda_eval) gives element by element; else it declines.
 
 A select on the indices at max_len 1,024 asks its predicate about a million (key, query) pairs,
-and value-set inference and the lowering both need every answer: one array operation per node
-of the body instead of a million walks of it. The arrays path covers numbers and booleans under
+and a map of a running mean takes its lambda to some 319,000 means; value-set inference and the
+lowering need every answer: one array operation per node of the body instead of a walk of it per
+value (`element_fn.predicate_table` for selects, `results_on_arrays` for maps and sequence_maps,
+which keeps each result's Python type). The arrays path covers numbers and booleans under
 `+ - * / // %`, unary `-` and `not`, comparisons, `and or`, `A if C else B`, `abs`, `min` and
-`max`; anything else (strings, tuples, indexing, `in`, the other functions) has no array form,
-and the caller asks the scalar evaluator instead.
+`max`, and string literals that a choice picks (`"T" if x == 0 else "F"`); anything else
+(strings otherwise, tuples, indexing, `in`, the other functions) has no array form, and the
+caller asks the scalar evaluator instead.
 
 It declines (raises `Declined`) wherever NumPy could part from Python: an operand that is no
 int, float or bool, an integer beyond 2^53 in magnitude (float64 no longer holds it, and
