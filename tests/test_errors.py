@@ -265,7 +265,8 @@ output numerical(aggregate(picked, numerical(map(lambda x: x, indices))))
     assert max(map(len, infer_value_sets(program).values())) == 1_201  # the output, one number
     with pytest.raises(RaspValueError, match="more than this compiler builds") as refused:
         compile_program(program)
-    assert "within the checker's limits, but the combined key ('width.cat', 'gap', 'indices')" in str(refused.value)
+    assert ("within the checker's limits, but the combined key of the one-hot of 'width', 'gap', 'indices'"
+            in str(refused.value))
     assert "takes 8,432 of the" in str(refused.value)
 
 

@@ -69,9 +69,15 @@ def _widest(graph: Graph, layout: Layout) -> tuple[str, int, object] | None:
     if 2 * len(layout.dims(var)) < layout.d_model:
         return None  # many parts, none the cause alone: the value sets are
     parts = var.label.strip("()").split(",") if var.label.startswith("(") else []
-    what = (f"the combined key ({', '.join(repr(p) for p in parts)}), one dimension per combination of "
-            f"their values," if len(parts) > 1 else f"{var.label!r}")
+    what = (f"the combined key of {', '.join(map(_shown, parts))}, one dimension per combination of "
+            f"their values," if len(parts) > 1 else _shown(var.label))
     return what, len(layout.dims(var)), var.loc
+
+
+def _shown(label: str) -> str:
+    """A variable's label as the program names it: `'b'`, or `the one-hot of 'b'` for the
+    categorical copy of a number b (lowering/views.py)."""
+    return f"the one-hot of {label[:-len('.cat')]!r}" if label.endswith(".cat") else repr(label)
 
 
 def numeric_units(op: NumericMLP) -> int:
