@@ -33,22 +33,46 @@ class Fn:
     call: Callable[..., Value]
     text: str = "<python function>"
     loc: Loc | None = None
-    results: dict = field(default_factory=dict, repr=False)  # memo: arguments -> result
+    results: dict = field(default_factory=dict, repr=False)  # memo: identity keys of arguments -> result
+    recent: dict = field(default_factory=dict, repr=False)  # memo: arguments -> (the same arguments, result)
     on_arrays: Callable[..., np.ndarray] | None = field(default=None, repr=False)  # frontend/lambda_arrays.py
 
     def __call__(self, *args: Value) -> Value:
         """`call(*args)`, exactly as Python computes it, computed once per distinct arguments:
         inference, compilation and the interpreter all ask for the same combinations. None is
-        none there (as in tracr); an infinity or nan is refused (ValueError): no model holds it."""
+        none there (as in tracr); an infinity or nan is refused (ValueError): no model holds it.
+
+        Two memos: `recent`, keyed by the arguments themselves, answers when it holds these very
+        objects (the value sets' own, asked again and again: one hash, no key to build); equal
+        arguments that are not the same (2.0 for 2, -0.0 for 0.0) go to `results`, keyed by
+        `identity_key`, which tells them apart."""
+        held = self.recent.get(args)
+        if held is not None and all(map(operator.is_, held[0], args)):
+            return held[1]
         key = tuple(map(identity_key, args))  # 1, 1.0 and True are equal, not the same; nor are 0.0 and -0.0
         if key not in self.results:
-            result = python_value(self.call(*args))
-            if result is not None and not isinstance(result, VALUE_TYPES):
-                raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
-            if not is_finite(result):
-                raise NotFinite(result)
-            self.results[key] = result
+            self.remember(args, self.call(*args), key)
+        elif held is None:
+            self.recent[args] = (args, self.results[key])
         return self.results[key]
+
+    def remember(self, args: tuple, result, key: tuple | None = None) -> None:
+        """Hold `result` as what `call(*args)` gives (computed by the caller, on arrays say);
+        TypeError when it is no value, NotFinite when it is an infinity or nan (or holds one)."""
+        result = python_value(result)
+        if result is not None and not isinstance(result, VALUE_TYPES):
+            raise TypeError(f"it returns {result!r}, which is no value ({VALUE_TEXT})")
+        if not is_finite(result):
+            raise NotFinite(result)
+        self.results[tuple(map(identity_key, args)) if key is None else key] = result
+        self.recent.setdefault(args, (args, result))
+
+    def remember_all(self, rows: list[tuple], results: list) -> None:
+        """Hold `results[i]` as what `call(*rows[i])` gives, for every i: values (bool, int,
+        float, str, tuple) that the caller computed exactly as `call` does, on arrays say. Held
+        by the arguments themselves only, at C speed: a twin of them is called as before. The
+        caller holds no infinity or nan here (lambda_arrays declines them: calls refuse them)."""
+        self.recent.update(zip(rows, zip(rows, results)))
 
 
 FINITE_TEXT = "values are finite (no inf or nan): a model's weights and file hold finite numbers only"

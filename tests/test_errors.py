@@ -248,6 +248,28 @@ def test_models_beyond_the_parameter_budget_are_refused_before_building():
     assert refused.value.line == 123  # where the output s-op is written
 
 
+def test_a_model_the_checker_accepts_but_too_large_says_which_part_is():
+    """Every value set is small (the largest, the numerical output's, 1,201 values): the checker accepts; the
+    combined key of `picked`'s selects takes one dimension per combination of three s-ops'
+    values, 17 x 31 x 16 of them: the refusal names that key, not the value sets."""
+    source = """vocab {0, 1, 2}
+max_len 16
+width = numerical(selector_width(select(length, length, lambda k, q: (k + q) % 2 == 0)))
+gap = sequence_map(lambda x, y: x - y, length, indices)
+parity = numerical(map(lambda x: x % 2, length))
+mean = numerical(aggregate(select(numerical(map(lambda x: x, indices)), gap, lambda k, q: (k + q) % 2 == 0), parity))
+picked = select(width, indices, >) or (select(gap, width, >) and select(indices, mean, <=))
+output numerical(aggregate(picked, numerical(map(lambda x: x, indices))))
+"""
+    program = parse_program(source)
+    assert max(map(len, infer_value_sets(program).values())) == 1_201  # the output, one number
+    with pytest.raises(RaspValueError, match="more than this compiler builds") as refused:
+        compile_program(program)
+    assert ("within the checker's limits, but the combined key of the one-hot of 'width', 'gap', 'indices'"
+            in str(refused.value))
+    assert "takes 8,432 of the" in str(refused.value)
+
+
 def test_a_model_too_large_whose_output_is_tokens_is_refused_at_the_output_statement():
     """`tokens` is one built-in node, written nowhere: the refusal points at `output tokens`."""
     vocab = ", ".join(f"v{i}" for i in range(7_200))

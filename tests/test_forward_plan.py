@@ -14,8 +14,10 @@ import pytest
 from model_zoo import model_variants, random_model, random_token_ids
 from rasp_compile.compiler import compile_program
 from rasp_compile.frontend import load_program
-from rasp_compile.runtime import forward
-from rasp_compile.runtime.forward_plan import cached_plan, kept_dims, nonzero_span, plan
+from rasp_compile.runtime import forward, forward_plan
+from rasp_compile.runtime.forward_plan import cached_plan, content_key, kept_dims, nonzero_span, plan
+
+real_key = content_key
 from rasp_compile.runtime.model import Model
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
@@ -91,11 +93,39 @@ def test_plans_follow_weights_edited_in_place():
     model = random_model(5)
     ids = random_token_ids(model, 4, batch=3)
     before = forward.logits(model, ids)
-    model.params["blocks.0.attn.c_proj.w"][:] = 0  # an ablation
+    weight = model.params["blocks.0.attn.c_proj.w"]
+    with pytest.raises(ValueError, match="read-only"):  # never a stale plan: the edit is refused
+        weight[:] = 0
+    weight.flags.writeable = True
+    weight[:] = 0  # an ablation
     after = forward.logits(model, ids)
     assert not np.allclose(before, after)
     np.testing.assert_allclose(after, full_logits(model, ids), rtol=0, atol=1e-12)
     assert cached_plan(model) is cached_plan(model)
+
+
+def test_plans_follow_weights_replaced():
+    model = random_model(5)
+    ids = random_token_ids(model, 4, batch=3)
+    before = forward.logits(model, ids)
+    model.params["blocks.0.attn.c_proj.w"] = np.zeros_like(model.params["blocks.0.attn.c_proj.w"])
+    after = forward.logits(model, ids)
+    assert not np.allclose(before, after)
+    np.testing.assert_allclose(after, full_logits(model, ids), rtol=0, atol=1e-12)
+
+
+def test_a_model_is_hashed_once(monkeypatch):
+    hashed = []
+    monkeypatch.setattr(forward_plan, "content_key", lambda model: hashed.append(model) or real_key(model))
+    model = random_model(5)
+    ids = random_token_ids(model, 4, batch=3)
+    first = forward.logits(model, ids)
+    np.testing.assert_array_equal(forward.logits(model, ids), first)
+    forward.logits(model, ids[:1])
+    assert hashed == [model]
+    model.meta["causal"] = not model.meta["causal"]  # a meta field the pass reads: hashed again
+    forward.logits(model, ids)
+    assert len(hashed) == 2
 
 
 def test_a_sub_layer_that_writes_nothing_is_left_out():

@@ -42,7 +42,8 @@ def check_vocab_budget(program: ir.Program, value_sets: ValueSets) -> None:
 
 
 def check_budget(graph: Graph, layout: Layout) -> None:
-    """Raise RaspValueError (at the output) when the model would exceed MAX_PARAMETERS."""
+    """Raise RaspValueError when the model would exceed MAX_PARAMETERS: at the variable that takes
+    half the residual or more, named in the message (`_widest`), else at the output."""
     columns = len(graph.program.vocab) + graph.program.max_len + 1 + len(graph.output.domain)
     for op in graph.ops:
         if isinstance(op, Attend):
@@ -56,7 +57,27 @@ def check_budget(graph: Graph, layout: Layout) -> None:
             columns += 2 * hidden_units(op)
     estimate = layout.d_model * columns
     if estimate > MAX_PARAMETERS:
-        raise _too_large(graph.program, estimate, layout.d_model)
+        raise _too_large(graph.program, estimate, layout.d_model, widest=_widest(graph, layout))
+
+
+def _widest(graph: Graph, layout: Layout) -> tuple[str, int, object] | None:
+    """The variable that takes most of the residual dimensions, if one takes half or more: its
+    description, their number, its place. Every value set may be within the checker's limits
+    while the model is not: a selector that combines selects of several s-ops reads one key made
+    of all of them (a dimension per combination of their values)."""
+    var = max((op.out for op in graph.ops), key=lambda out: len(layout.dims(out)))
+    if 2 * len(layout.dims(var)) < layout.d_model:
+        return None  # many parts, none the cause alone: the value sets are
+    parts = var.label.strip("()").split(",") if var.label.startswith("(") else []
+    what = (f"the combined key of {', '.join(map(_shown, parts))}, one dimension per combination of "
+            f"their values," if len(parts) > 1 else _shown(var.label))
+    return what, len(layout.dims(var)), var.loc
+
+
+def _shown(label: str) -> str:
+    """A variable's label as the program names it: `'b'`, or `the one-hot of 'b'` for the
+    categorical copy of a number b (lowering/views.py)."""
+    return f"the one-hot of {label[:-len('.cat')]!r}" if label.endswith(".cat") else repr(label)
 
 
 def numeric_units(op: NumericMLP) -> int:
@@ -69,11 +90,18 @@ def numeric_units(op: NumericMLP) -> int:
     return 2 * sum(a != b for a, b in zip(answers, answers[1:]))
 
 
-def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "about") -> RaspValueError:
+def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "about",
+               widest: tuple | None = None) -> RaspValueError:
+    """The refusal; `widest` (see `_widest`) names the widest part of the residual and is where
+    the error points, else the output."""
     width = f"{d_model:,}" if bound == "about" else f"{bound} {d_model:,}"  # a layout's is exact
+    why = "the s-ops' value sets are too large"
+    if widest is not None:
+        why = (f"each value set is within the checker's limits, but {widest[0]} takes {widest[1]:,} of "
+               f"the {d_model:,} residual dimensions")
     return RaspValueError(
         f"the model would need {bound} {estimate:,} parameters (d_model {width}), more "
-        f"than this compiler builds ({MAX_PARAMETERS:,}): the s-ops' value sets are too large; "
+        f"than this compiler builds ({MAX_PARAMETERS:,}): {why}; "
         f"use fewer values (a smaller vocab or max_len, or maps that keep fewer values)",
-        program.output.loc or program.output_loc,
+        (widest[2] if widest is not None else None) or program.output.loc or program.output_loc,
     )

@@ -14,11 +14,14 @@ from __future__ import annotations
 from itertools import product
 from numbers import Number
 
+import numpy as np
+
 from .. import ir
 from ..element_fn import FINITE_TEXT, is_finite, value_order
 from ..errors import RaspError, RaspTypeError, RaspValueError, attributed
 from .lambda_calls import call_checked, describe
 from .cooccurrence import meeting_pairs
+from .lambda_arrays import results_on_arrays
 from .means import MAX_MEANS, possible_means
 from .twins import Groups, calls_with_twins, check_output, check_predicate, members, note_twin
 
@@ -144,22 +147,31 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set
     # the same in every run.
     groups = twins[node]
     if isinstance(node, ir.Map):
-        calls = calls_with_twins(node.fn, node, ((x,) for x in _ordered(sets[node.inner])), [twins[node.inner]])
-        return _distinct_values(calls, node, groups)
+        rows = [(x,) for x in _ordered(sets[node.inner])]
+        return _distinct_values(_results(node, rows, [twins[node.inner]]), node, groups)
     if isinstance(node, ir.SequenceMap):
         if node.first is node.second:  # one s-op twice: only equal values meet (a twin meets itself)
-            calls = calls_with_twins(node.fn, node, ((x, x) for x in _ordered(sets[node.first])),
-                                     [twins[node.first]] * 2, diagonal=True)
-            return _distinct_values(calls, node, groups)
+            rows = [(x, x) for x in _ordered(sets[node.first])]
+            return _distinct_values(_results(node, rows, [twins[node.first]] * 2, diagonal=True), node, groups)
         pairs = meeting_pairs(node, sets, program, nullable)  # a running mean and the length: fewer pairs
         if pairs is None:
             _check_combinations(node, sets[node.first], sets[node.second])
             pairs = product(_ordered(sets[node.first]), _ordered(sets[node.second]))
-        calls = calls_with_twins(node.fn, node, pairs, [twins[node.first], twins[node.second]])
-        return _distinct_values(calls, node, groups)
+        rows = list(pairs)
+        return _distinct_values(_results(node, rows, [twins[node.first], twins[node.second]]), node, groups)
     if isinstance(node, ir.Aggregate):
         return _aggregate_values(node, sets, n, twins, nullable)
     raise TypeError(f"no value-set rule for {type(node).__name__}")
+
+
+def _results(node: ir.Map | ir.SequenceMap, rows: list[tuple], argument_groups: list[Groups], diagonal=False):
+    """node.fn on every argument tuple of `rows`: computed on arrays where that is exact (a mean's
+    hundreds of thousands of values: lambda_arrays.results_on_arrays), else call by call, twins
+    included (twins.calls_with_twins), which is then mostly look-ups of what the arrays computed."""
+    computed = results_on_arrays(node.fn, rows)
+    if computed is not None and not any(argument_groups):
+        return computed
+    return calls_with_twins(node.fn, node, rows, argument_groups, diagonal)
 
 
 def _vocab_set(program: ir.Program) -> set:
@@ -209,8 +221,14 @@ def _distinct_values(values, node: ir.SOp, groups: Groups) -> set:
     """The set of `values`, refused (as `_checked_set` would) as soon as it passes its limit:
     a sequence_map of two means tried 1.7 million pairs for 40 s before. Values equal to one kept
     but not the same (2.0 beside 2) go to `groups` (twins.grouped)."""
-    kept: dict = {}
     limit = most_values(node)
+    if isinstance(values, list) and len(kinds := set(map(type, values))) == 1:  # no twins but 0.0 and -0.0
+        distinct = set(values)
+        if kinds != {float} or 0.0 not in distinct:
+            if len(distinct) > limit + 1:
+                raise _too_many_values(node)
+            return distinct
+    kept: dict = {}
     for value in values:
         first = kept.setdefault(value, value)
         if first is not value:
@@ -226,7 +244,8 @@ def most_selected(selector: ir.Selector, sets: ValueSets, n: int) -> int:
     k == q - 1, selects at most one); an `and` at most what either part does, an `or` their sum;
     anything else up to n. A mean of at most m keys takes only the means of m values or fewer."""
     if isinstance(selector, ir.Select) and isinstance(selector.keys, ir.Indices):
-        return max((sum(selector.holds(k, q) for k in range(n)) for q in sets[selector.queries]), default=0)
+        queries = _ordered(sets[selector.queries])  # the table's order: the same first failure in every run
+        return int(selector.table(range(n), queries).sum(axis=0).max(initial=0))
     if isinstance(selector, ir.SelectAnd):
         return min(most_selected(selector.first, sets, n), most_selected(selector.second, sets, n))
     if isinstance(selector, ir.SelectOr):
@@ -246,7 +265,7 @@ def always_selects(selector: ir.Selector, sets: ValueSets, n: int, nullable: set
     if selector.predicate == "true":
         return True
     if isinstance(selector.keys, ir.Indices) and isinstance(selector.queries, ir.Indices):
-        return all(any(selector.holds(k, q) for k in range(q + 1)) for q in range(n))
+        return bool(np.tril(selector.table(range(n), range(n))).any(axis=0).all())  # some k <= q for each q
     return selector.keys is selector.queries and selector.predicate in ("==", "<=", ">=")
 
 

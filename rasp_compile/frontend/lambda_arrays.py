@@ -2,11 +2,14 @@
 the scalar evaluator (lambda_eval) gives element by element; else it declines.
 
 A select on the indices at max_len 1,024 asks its predicate about a million (key, query) pairs,
-and value-set inference and the lowering both need every answer: one array operation per node
-of the body instead of a million walks of it. The arrays path covers numbers and booleans under
+and a map of a running mean takes its lambda to some 319,000 means; value-set inference and the
+lowering need every answer: one array operation per node of the body instead of a walk of it per
+value (`element_fn.predicate_table` for selects, `results_on_arrays` for maps and sequence_maps,
+which keeps each result's Python type). The arrays path covers numbers and booleans under
 `+ - * / // %`, unary `-` and `not`, comparisons, `and or`, `A if C else B`, `abs`, `min` and
-`max`; anything else (strings, tuples, indexing, `in`, the other functions) has no array form,
-and the caller asks the scalar evaluator instead.
+`max`, and string literals that a choice picks (`"T" if x == 0 else "F"`); anything else
+(strings otherwise, tuples, indexing, `in`, the other functions) has no array form, and the
+caller asks the scalar evaluator instead.
 
 It declines (raises `Declined`) wherever NumPy could part from Python: an operand that is no
 int, float or bool, an integer beyond 2^53 in magnitude (float64 no longer holds it, and
@@ -23,13 +26,79 @@ from typing import Callable
 import numpy as np
 
 from . import ast
-from ..element_fn import EXACT_INTEGER, Declined
+from ..element_fn import EXACT_INTEGER, Declined, Fn
+
+ARRAY_TYPES = {bool: np.bool_, int: np.int64, float: np.float64}
+"""The Python types of values computed on arrays, and the dtype that holds each exactly (up to
+EXACT_INTEGER in magnitude): a result's dtype is the Python type the lambda gives."""
+
+FEWEST_ROWS = 64
+"""Fewer argument tuples than this are called one by one: arrays would not pay for themselves."""
+
+
+def results_on_arrays(fn: Fn, rows: list[tuple]) -> list | None:
+    """`fn` on each argument tuple of `rows`, computed on arrays: the results in the order of
+    `rows`, or None unless every row could be; the rows computed are held in fn's memo
+    (`Fn.remember_all`) either way, so that calling it on them is a look-up.
+
+    Rows are taken by groups of one Python type per argument (bool, int or float): within a
+    group every node of the body computes values of one type, which its dtype tells (a node
+    whose elements would differ in type declines, `_where`), so each result converts back to the
+    very value Python computes, type included. A group the arrays cannot promise (a value of
+    another type, a division by zero, ...: see the module docstring) is left to the scalar
+    calls, which compute it, failures included, as they always did."""
+    if fn.on_arrays is None or len(rows) < FEWEST_ROWS:
+        return None
+    results: list | None = [None] * len(rows)
+    for types, (where, members) in _by_types(rows).items():
+        computed = _group_results(fn, types, members) if all(t in ARRAY_TYPES for t in types) else None
+        if computed is None:
+            results = None
+            continue
+        fn.remember_all(members, computed)
+        if results is not None and where is None:
+            results = computed
+        elif results is not None:
+            for i, result in zip(where, computed):
+                results[i] = result
+    return results
+
+
+def _by_types(rows: list[tuple]) -> dict[tuple, tuple[list | None, list[tuple]]]:
+    """`rows` grouped by the types of their arguments: types -> (the rows' places in `rows`,
+    None for all of them in order; the rows)."""
+    width = len(rows[0])
+    if all(len(set(map(type, (row[i] for row in rows)))) == 1 for i in range(width)):
+        return {tuple(map(type, rows[0])): (None, rows)}  # the common case, value sets of one type
+    groups: dict[tuple, tuple[list, list[tuple]]] = {}
+    for i, row in enumerate(rows):
+        where, members = groups.setdefault(tuple(map(type, row)), ([], []))
+        where.append(i)
+        members.append(row)
+    return groups
+
+
+def _group_results(fn: Fn, types: tuple, rows: list[tuple]) -> list | None:
+    """fn on each of `rows` (argument `types` alike in every row) as Python values, or None."""
+    columns = [np.array([row[i] for row in rows], dtype=ARRAY_TYPES[kind]) for i, kind in enumerate(types)]
+    with np.errstate(all="ignore"):
+        try:
+            held = fn.on_arrays(*map(_checked, columns))
+        except Declined:
+            return None
+    if held.dtype.kind not in "bifO":  # O: the string literals a choice picked, themselves
+        return None
+    if held.dtype.kind == "f" and not np.isfinite(held).all():  # calls refuse it (element_fn.NotFinite)
+        return None
+    return np.broadcast_to(held, (len(rows),)).tolist()  # a lambda of no parameter is one value
 
 
 def array_closure(expr: ast.Expr) -> Callable[[dict], np.ndarray] | None:
     """The body as a function of {name: array} -> array, or None when some node has no array form."""
     if isinstance(expr, ast.Literal):
         value = expr.value
+        if isinstance(value, str):  # only ever chosen (`"T" if x else "F"`): every other use declines
+            return lambda env: np.asarray(value, dtype=object)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return (lambda env: np.asarray(value)) if isinstance(value, bool) else None
         return lambda env: _checked(np.asarray(value))
@@ -41,7 +110,7 @@ def array_closure(expr: ast.Expr) -> Callable[[dict], np.ndarray] | None:
         if operand is None:
             return None
         if expr.op == "not":
-            return lambda env: np.logical_not(operand(env))
+            return lambda env: np.logical_not(_truth(operand(env)))
         return lambda env: _checked(np.negative(_numbers(operand(env))))
     if isinstance(expr, ast.Binary):
         return _binary(expr)
@@ -50,7 +119,7 @@ def array_closure(expr: ast.Expr) -> Callable[[dict], np.ndarray] | None:
         if None in parts:
             return None
         cond, then, orelse = parts
-        return lambda env: np.where(_truth(cond(env)), then(env), orelse(env))
+        return lambda env: _where(_truth(cond(env)), then(env), orelse(env))
     if isinstance(expr, ast.Call) and expr.func in ARRAY_FUNCTIONS:
         args = [array_closure(a) for a in expr.args]
         if None in args:
@@ -65,13 +134,13 @@ def _binary(expr: ast.Binary):
     if left is None or right is None or (expr.op not in ARRAY_OPERATORS and expr.op not in ("and", "or")):
         return None
     if expr.op == "and":
-        return lambda env: (lambda a: np.where(_truth(a), right(env), a))(left(env))
+        return lambda env: (lambda a: _where(_truth(a), right(env), a))(left(env))
     if expr.op == "or":
-        return lambda env: (lambda a: np.where(_truth(a), a, right(env)))(left(env))
+        return lambda env: (lambda a: _where(_truth(a), a, right(env)))(left(env))
     op = expr.op
 
     def apply(env):
-        a, b = left(env), right(env)
+        a, b = _numeric(left(env)), _numeric(right(env))
         if op in ARITHMETIC:  # True + True is 2 in Python, True in NumPy
             a, b = _numbers(a), _numbers(b)
         if op in ("/", "//", "%") and np.any(b == 0):
@@ -83,14 +152,29 @@ def _binary(expr: ast.Binary):
     return apply
 
 
+def _numeric(values: np.ndarray) -> np.ndarray:
+    """`values`, if numbers or booleans: strings only pass through a choice (`_where`)."""
+    if values.dtype.kind == "O":
+        raise Declined("strings")
+    return values
+
+
 def _numbers(values: np.ndarray) -> np.ndarray:
     """Booleans as the integers 0 and 1, as Python computes with them."""
-    return values.astype(np.int64) if values.dtype.kind == "b" else values
+    return values.astype(np.int64) if _numeric(values).dtype.kind == "b" else values
 
 
 def _truth(values: np.ndarray) -> np.ndarray:
     """Python's truth of each value (a NaN never gets here: _checked declines it)."""
-    return values.astype(bool)
+    return _numeric(values).astype(bool)
+
+
+def _where(condition: np.ndarray, chosen: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """`chosen` where `condition` holds, else `other`, when both are of one type: NumPy would
+    make 1 and 0.5 both floats, where Python keeps the int 1 (so would `True and 2`)."""
+    if chosen.dtype != other.dtype:
+        raise Declined("results of different types")
+    return np.where(condition, chosen, other)
 
 
 def _checked(values: np.ndarray) -> np.ndarray:
@@ -114,13 +198,15 @@ ARITHMETIC = ("+", "-", "*", "/", "//", "%")
 
 ARRAY_FUNCTIONS = {
     "abs": lambda value: np.abs(_numbers(value)),
-    "min": lambda *args: _fold(np.minimum, args),
-    "max": lambda *args: _fold(np.maximum, args),
+    "min": lambda *args: _fold(np.less, args),
+    "max": lambda *args: _fold(np.greater, args),
 }
 
 
-def _fold(function, args):
-    result = args[0]
+def _fold(replaces, args):
+    """Python's min (`replaces` <) or max (>): the first argument, replaced by each later one that
+    is `replaces` than the one held (so min(0.0, -0.0) is 0.0 and min(0, 0.0) the int 0)."""
+    result = _numeric(args[0])
     for arg in args[1:]:
-        result = function(result, arg)
+        result = _where(replaces(_numeric(arg), result), arg, result)
     return result

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -210,23 +211,57 @@ def plan(model: ModelLike) -> Plan:
 PLANS_KEPT = 8
 """`cached_plan` keeps the plans of the last PLANS_KEPT models it was asked for."""
 _plans: dict[bytes, Plan] = {}
+_seen: dict[int, tuple[weakref.ref, tuple, bytes]] = {}  # id(model) -> (the model, identity, content key)
 
 
 def cached_plan(model: ModelLike) -> Plan:
     """`plan(model)`, kept by the model's contents: building a small model's plan takes about as
     long as its forward pass on a few hundred sequences, and a model is usually run many times.
-    The key is a hash of every array's bytes (and type) and of the meta fields the pass reads, so
-    weights edited in place get a new plan; hashing takes a few microseconds for a small model and
-    about 20 ms for 20 MB of weights."""
+
+    The key is a hash of every array's bytes (and type) and of the meta fields the pass reads
+    (`content_key`: about 0.2 s for a 50M-parameter model), computed once per model object: the
+    arrays are then made read-only, and while the model holds the same array objects, still
+    read-only, and the same meta fields, the key stands. Weights edited afterwards go through
+    NumPy's `array.flags.writeable = True` or a new array in `model.params`; either is seen
+    here, and the weights are hashed again."""
+    seen = _seen.get(id(model))
+    if seen is not None and seen[0]() is model and _unchanged(seen[1], _identity(model)):
+        key = seen[2]
+    else:
+        key = content_key(model)
+        for array in model.params.values():
+            array.flags.writeable = False
+        if len(_seen) >= PLANS_KEPT:
+            del _seen[next(iter(_seen))]  # the oldest
+        _seen[id(model)] = (weakref.ref(model), _identity(model), key)
+    if key not in _plans:
+        if len(_plans) >= PLANS_KEPT:
+            del _plans[next(iter(_plans))]  # the oldest
+        _plans[key] = plan(model)
+    return _plans[key]
+
+
+def _identity(model: Model) -> tuple:
+    """What tells, without reading any weight, that the model may have changed: the meta fields
+    the pass reads, and each array's object and whether it can be written."""
+    meta = model.meta
+    return repr([meta["layers"], meta["causal"], meta["activation"]]), tuple(model.params.items())
+
+
+def _unchanged(before: tuple, now: tuple) -> bool:
+    """Whether `now` (an `_identity`) has the meta and the very arrays of `before`, none writable."""
+    (meta_before, arrays_before), (meta_now, arrays_now) = before, now
+    return meta_before == meta_now and len(arrays_before) == len(arrays_now) and all(
+        key == key_now and array is array_now and not array_now.flags.writeable
+        for (key, array), (key_now, array_now) in zip(arrays_before, arrays_now))
+
+
+def content_key(model: Model) -> bytes:
+    """A hash of every array's bytes, type and shape and of the meta fields the pass reads."""
     hasher = hashlib.blake2b(digest_size=20)
     meta = model.meta
     hasher.update(repr([meta["layers"], meta["causal"], meta["activation"]]).encode())
     for key, array in model.params.items():
         hasher.update(repr((key, type(array), array.dtype.str, array.shape)).encode())
         hasher.update(np.ascontiguousarray(array).view(np.ndarray))
-    key = hasher.digest()
-    if key not in _plans:
-        if len(_plans) >= PLANS_KEPT:
-            del _plans[next(iter(_plans))]  # the oldest
-        _plans[key] = plan(model)
-    return _plans[key]
+    return hasher.digest()

@@ -1,0 +1,134 @@
+"""Maps on arrays (frontend/lambda_arrays.results_on_arrays): for every argument tuple, the value
+computed on arrays is the very value the scalar evaluator's lambda gives, bit for bit and type
+for type (2 and 2.0, 0.0 and -0.0, 1 and True are told apart), or the arrays path leaves the
+tuple to the scalar calls; it never holds an answer where the lambda fails. The oracle is the
+lambda called value by value (`Fn.call`, no memo), itself checked against Python in
+tests/test_lambda_eval.py."""
+
+from __future__ import annotations
+
+import dataclasses
+from itertools import product
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rasp_compile import ir
+from rasp_compile.element_fn import identity_key, python_value
+from rasp_compile.frontend import ast, lambda_eval, parse_program
+from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.frontend.lambda_arrays import FEWEST_ROWS, results_on_arrays
+from rasp_compile.frontend.parse import parse
+
+SPECIAL = [0.0, -0.0, 0.5, -2.5, 3.0, 1 / 3, -1 / 1024, 1e300, 1e-300, float(2**53), 2**53, 2**53 + 1, 2**60]
+VALUES = st.one_of(st.integers(-9, 9), st.sampled_from(SPECIAL), st.booleans(), st.none(),
+                   st.fractions(-4, 4, max_denominator=1024).map(float))
+OPERATORS = ["+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or"]
+LITERALS = st.sampled_from(["0", "1", "2", "-0.0", "0.0", "0.5", "2.5", "true", "false", '"a"', '"b"',
+                            str(10**18), str(2**53 + 1)])
+
+
+def make(text: str) -> ir.Fn:
+    call = parse(f"f = g({text})").statements[0].value
+    assert isinstance(call.args[0], ast.Lambda)
+    return lambda_eval.make_fn(call.args[0], lambda name: pytest.fail(f"unknown name {name.name}"))
+
+
+@st.composite
+def bodies(draw, depth: int = 3) -> str:
+    """A lambda body over x and y: numbers, booleans, strings, every operator of the arrays path,
+    not, -, a ternary, abs/min/max."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.one_of(st.sampled_from(["x", "y"]), LITERALS))
+    kind = draw(st.sampled_from(["binary", "binary", "unary", "ternary", "ternary", "call"]))
+    if kind == "binary":
+        return f"({draw(bodies(depth - 1))} {draw(st.sampled_from(OPERATORS))} {draw(bodies(depth - 1))})"
+    if kind == "unary":
+        return f"({draw(st.sampled_from(['-', 'not ']))}{draw(bodies(depth - 1))})"
+    if kind == "ternary":
+        return f"({draw(bodies(depth - 1))} if {draw(bodies(depth - 1))} else {draw(bodies(depth - 1))})"
+    function = draw(st.sampled_from(["abs", "min", "max"]))
+    count = 1 if function == "abs" else draw(st.integers(2, 3))
+    return f"{function}({', '.join(draw(bodies(depth - 1)) for _ in range(count))})"
+
+
+def scalar(fn: ir.Fn, row: tuple):
+    """What the lambda gives on `row`, called directly; the failure itself when it fails."""
+    try:
+        return python_value(fn.call(*row))
+    except Exception as failure:  # any failure of the lambda: the arrays path must not answer there
+        return failure
+
+
+def assert_same_as_scalar(fn: ir.Fn, rows: list[tuple]) -> list | None:
+    computed = results_on_arrays(fn, rows)
+    expected = [scalar(fn, row) for row in rows]
+    if computed is not None:
+        assert len(computed) == len(rows)
+        for row, got, wanted in zip(rows, computed, expected):
+            assert not isinstance(wanted, Exception), f"{fn.text} answered {got!r} on {row} where it fails"
+            assert identity_key(got) == identity_key(wanted), (fn.text, row, got, wanted)
+    for row, wanted in zip(rows, expected):  # what the memo holds, for the groups the arrays took
+        held = fn.recent.get(row)
+        if held is not None and all(a is b for a, b in zip(held[0], row)):
+            assert not isinstance(wanted, Exception), f"{fn.text} holds {held[1]!r} on {row} where it fails"
+            assert identity_key(held[1]) == identity_key(wanted), (fn.text, row, held[1], wanted)
+    return computed
+
+
+@settings(max_examples=400, deadline=None)
+@given(bodies(), st.lists(VALUES, min_size=1, max_size=6), st.lists(VALUES, min_size=1, max_size=6))
+def test_arrays_give_the_scalar_value_and_type_or_leave_it(body: str, xs: list, ys: list):
+    fn = make(f"lambda x, y: {body}")
+    rows = list(product(xs, ys))
+    rows = rows * (FEWEST_ROWS // len(rows) + 1)  # enough for the arrays to be tried
+    try:
+        assert_same_as_scalar(fn, rows)
+    except RecursionError:
+        return
+
+
+@pytest.mark.parametrize("body, xs, expected", [
+    ("1 if x < 0 else 0", [-0.5, 0.0, -0.0, 2.5], [1, 0, 0, 0]),
+    ('"P" if x == 0 else ("T" if x == 2 else "F")', [0.0, 2.0, 0.5], ["P", "T", "F"]),
+    ("x + 1", [True, False], [2, 1]),  # True + 1 is the int 2
+    ("-x", [0.0, -0.0], [-0.0, 0.0]),
+    ("x * 2", [3, 0.25], [6, 0.5]),  # one group per type: an int stays an int
+    ("x // 1", [-0.0, 2.5], [-0.0, 2.0]),
+    ("min(x, 0.0)", [-0.0, 0.0], [-0.0, 0.0]),  # Python's min keeps the first of equal values
+    ("max(0.0, x)", [0.0, -0.0, 0.5], [0.0, 0.0, 0.5]),
+])
+def test_values_and_types_as_python_gives_them(body, xs, expected):
+    fn = make(f"lambda x: {body}")
+    rows = [(x,) for x in xs] * FEWEST_ROWS
+    computed = assert_same_as_scalar(fn, rows)
+    assert computed is not None, body
+    assert [identity_key(v) for v in computed[:len(xs)]] == [identity_key(v) for v in expected]
+
+
+@pytest.mark.parametrize("body, xs", [
+    ("1 if x < 0 else 0.5", [-1, 1]),  # an int and a float from one group: left to the scalar calls
+    ("x and 2", [True, False]),  # 2, and False
+    ("max(0, x)", [0.0, 0.5]),  # the int 0, the float 0.5
+    ("1 / x", [0, 1]),
+    ("x * x", [2**30]),
+    ('x + "a"', [1]),
+    ("x", ["a"]),
+])
+def test_what_the_arrays_cannot_promise_is_left_to_the_calls(body, xs):
+    fn = make(f"lambda x: {body}")
+    assert assert_same_as_scalar(fn, [(x,) for x in xs] * FEWEST_ROWS) is None
+
+
+def test_a_mean_s_map_is_computed_on_arrays_with_no_call_of_the_lambda():
+    program = parse_program('vocab {"(", ")"}\nmax_len 64\ncausal\n'
+                            'step = numerical(map(lambda t: 1 if t == "(" else -1, tokens))\n'
+                            "b = numerical(aggregate(select(tokens, tokens, true), step))\n"
+                            'output map(lambda v: "T" if v == 0 else ("N" if v < 0 else "P"), b)\n')
+    calls = []
+    scalar_call = program.output.fn.call
+    program.output.fn = dataclasses.replace(program.output.fn, results={}, recent={},
+                                            call=lambda *args: calls.append(args) or scalar_call(*args))
+    assert infer_value_sets(program)[program.output] == {"T", "N", "P"}
+    assert calls == []
