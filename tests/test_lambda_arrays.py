@@ -12,18 +12,11 @@ from hypothesis import strategies as st
 
 from rasp_compile import ir
 from rasp_compile.element_fn import predicate_table
-from rasp_compile.frontend import ast, lambda_eval
-from rasp_compile.frontend.parse import parse
+
+from lambda_bodies import bodies, make
 
 NUMBERS = st.one_of(st.integers(-9, 9), st.sampled_from([0.5, -2.5, 3.0, 1e300, 2**60]), st.booleans())
 LITERALS = st.sampled_from(["0", "1", "2", "7", "0.5", "2.5", "true", "false", str(10**18), str(2**53 + 1)])
-OPERATORS = ["+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or"]
-
-
-def make(text: str) -> ir.Fn:
-    call = parse(f"f = g({text})").statements[0].value
-    assert isinstance(call.args[0], ast.Lambda)
-    return lambda_eval.make_fn(call.args[0], lambda name: pytest.fail(f"unknown name {name.name}"))
 
 
 def scalar_table(fn: ir.Fn, keys: list, queries: list) -> np.ndarray | None:
@@ -35,25 +28,8 @@ def scalar_table(fn: ir.Fn, keys: list, queries: list) -> np.ndarray | None:
         return None
 
 
-@st.composite
-def bodies(draw, depth: int = 3) -> str:
-    """A lambda body over k and q: numbers, booleans, the operators, not, -, a ternary, abs/min/max."""
-    if depth == 0 or draw(st.integers(0, 3)) == 0:
-        return draw(st.one_of(st.sampled_from(["k", "q"]), LITERALS))
-    kind = draw(st.sampled_from(["binary", "binary", "unary", "ternary", "call"]))
-    if kind == "binary":
-        return f"({draw(bodies(depth - 1))} {draw(st.sampled_from(OPERATORS))} {draw(bodies(depth - 1))})"
-    if kind == "unary":
-        return f"({draw(st.sampled_from(['-', 'not ']))}{draw(bodies(depth - 1))})"
-    if kind == "ternary":
-        return f"({draw(bodies(depth - 1))} if {draw(bodies(depth - 1))} else {draw(bodies(depth - 1))})"
-    function = draw(st.sampled_from(["abs", "min", "max"]))
-    count = 1 if function == "abs" else draw(st.integers(2, 3))
-    return f"{function}({', '.join(draw(bodies(depth - 1)) for _ in range(count))})"
-
-
 @settings(max_examples=300, deadline=None)
-@given(bodies(), st.lists(NUMBERS, min_size=1, max_size=6), st.lists(NUMBERS, min_size=1, max_size=6))
+@given(bodies(("k", "q"), LITERALS, 1), st.lists(NUMBERS, min_size=1, max_size=6), st.lists(NUMBERS, min_size=1, max_size=6))
 def test_arrays_answer_as_the_scalar_evaluator_or_decline(body: str, keys: list, queries: list):
     fn = make(f"lambda k, q: {body}")
     try:

@@ -16,41 +16,17 @@ from hypothesis import strategies as st
 
 from rasp_compile import ir
 from rasp_compile.element_fn import identity_key, python_value
-from rasp_compile.frontend import ast, lambda_eval, parse_program
+from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.frontend.lambda_arrays import FEWEST_ROWS, results_on_arrays
-from rasp_compile.frontend.parse import parse
+
+from lambda_bodies import bodies, make
 
 SPECIAL = [0.0, -0.0, 0.5, -2.5, 3.0, 1 / 3, -1 / 1024, 1e300, 1e-300, float(2**53), 2**53, 2**53 + 1, 2**60]
 VALUES = st.one_of(st.integers(-9, 9), st.sampled_from(SPECIAL), st.booleans(), st.none(),
                    st.fractions(-4, 4, max_denominator=1024).map(float))
-OPERATORS = ["+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or"]
 LITERALS = st.sampled_from(["0", "1", "2", "-0.0", "0.0", "0.5", "2.5", "true", "false", '"a"', '"b"',
                             str(10**18), str(2**53 + 1)])
-
-
-def make(text: str) -> ir.Fn:
-    call = parse(f"f = g({text})").statements[0].value
-    assert isinstance(call.args[0], ast.Lambda)
-    return lambda_eval.make_fn(call.args[0], lambda name: pytest.fail(f"unknown name {name.name}"))
-
-
-@st.composite
-def bodies(draw, depth: int = 3) -> str:
-    """A lambda body over x and y: numbers, booleans, strings, every operator of the arrays path,
-    not, -, a ternary, abs/min/max."""
-    if depth == 0 or draw(st.integers(0, 3)) == 0:
-        return draw(st.one_of(st.sampled_from(["x", "y"]), LITERALS))
-    kind = draw(st.sampled_from(["binary", "binary", "unary", "ternary", "ternary", "call"]))
-    if kind == "binary":
-        return f"({draw(bodies(depth - 1))} {draw(st.sampled_from(OPERATORS))} {draw(bodies(depth - 1))})"
-    if kind == "unary":
-        return f"({draw(st.sampled_from(['-', 'not ']))}{draw(bodies(depth - 1))})"
-    if kind == "ternary":
-        return f"({draw(bodies(depth - 1))} if {draw(bodies(depth - 1))} else {draw(bodies(depth - 1))})"
-    function = draw(st.sampled_from(["abs", "min", "max"]))
-    count = 1 if function == "abs" else draw(st.integers(2, 3))
-    return f"{function}({', '.join(draw(bodies(depth - 1)) for _ in range(count))})"
 
 
 def scalar(fn: ir.Fn, row: tuple):
@@ -78,7 +54,7 @@ def assert_same_as_scalar(fn: ir.Fn, rows: list[tuple]) -> list | None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(bodies(), st.lists(VALUES, min_size=1, max_size=6), st.lists(VALUES, min_size=1, max_size=6))
+@given(bodies(("x", "y"), LITERALS, 2), st.lists(VALUES, min_size=1, max_size=6), st.lists(VALUES, min_size=1, max_size=6))
 def test_arrays_give_the_scalar_value_and_type_or_leave_it(body: str, xs: list, ys: list):
     fn = make(f"lambda x, y: {body}")
     rows = list(product(xs, ys))
