@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FUZZ_PROGRAMS = 5
 SAMPLES = 20
 SUMMARY = re.compile(r"agreed on (\d+) of (\d+) programs \(([\d,]+) inputs compared\); (\d+) rejected by the "
-                     r"checker, (\d+) disagreed, (\d+) crashed")
+                     r"checker, (\d+) refused for precision, (\d+) disagreed, (\d+) crashed")
 COLUMNS = ["max_len", "layers", "heads", "d_model", "params", "non-zero", "FLOPs", "compile s", "seq/s",
            "ms/1000", "accuracy %", "skipped"]
 
@@ -45,8 +45,8 @@ def runs(tmp_path_factory) -> dict:
 
 def test_fuzz_reports_every_program_agreeing(runs):
     assert runs["fuzz_status"] == 0
-    agreed, compiled, compared, rejected, disagreed, crashed = SUMMARY.search(runs["fuzz"]).groups()
-    assert int(agreed) == int(compiled) == FUZZ_PROGRAMS - int(rejected)
+    agreed, compiled, compared, rejected, refused, disagreed, crashed = SUMMARY.search(runs["fuzz"]).groups()
+    assert int(agreed) == int(compiled) == FUZZ_PROGRAMS - int(rejected) - int(refused)
     assert (int(disagreed), int(crashed)) == (0, 0)
     assert 0 < int(compared.replace(",", "")) <= 50 * FUZZ_PROGRAMS  # at most 50 inputs per program
 

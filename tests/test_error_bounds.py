@@ -91,7 +91,7 @@ def test_generated_programs_stay_within_their_recorded_bounds(seed: int):
 @pytest.mark.parametrize("name, max_len, dtype", [
     ("frac_prevs", 1024, np.float32),
     ("pair_balance", 1024, np.float32),
-    ("paren_depth", 1024, np.float32),
+    ("paren_depth", 1024, np.float64),  # float32: its read-out's bound is 0.62 of the 3/8 gap it may use
     ("running_sum", 300, np.float64),
 ])
 def test_long_programs_stay_within_their_recorded_bounds(name: str, max_len: int, dtype):
@@ -105,11 +105,12 @@ def test_long_programs_stay_within_their_recorded_bounds(name: str, max_len: int
 
 @pytest.mark.parametrize("text, max_len", [(RUNNING_SUM, 64), (RUNNING_SUM, 300), (CANCELLING_MEAN, 8), (CANCELLING_MEAN, 64)])
 def test_numbers_float32_cannot_hold_are_refused_with_a_located_line(text: str, max_len: int):
-    """The running sum kept as a number, and a mean of 10^5 + 0/1 less 10^5, once answered wrong
-    in float32 (0.671875 for 2/3); now refused at the s-op, naming float64 and rounding."""
+    """The running sum kept as a number, and a mean of 10^5 + 0/1 less 10^5 (without affine-means,
+    which makes it exact), once answered wrong in float32 (0.671875 for 2/3); now refused at the
+    s-op, naming float64 and rounding (at max_len 8 after running every input)."""
     program = dataclasses.replace(parse_program(text, "p.rasp"), max_len=max_len)
     with pytest.raises(RaspPrecisionError) as refused:
-        compile_program(program)
+        compile_program(program, disabled=["affine-means"])
     message = refused.value.message
     assert "\n" not in message and "--dtype float64" in message and "round" in message
     assert refused.value.line == len(text.splitlines()) - (0 if text is CANCELLING_MEAN else 1)

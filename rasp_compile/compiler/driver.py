@@ -7,10 +7,10 @@ name always runs.
     infer_value_sets       the values every s-op can take (frontend/infer.py)
     lower                  s-ops -> variables and the ops writing them, asking LOWERING_REWRITES
     GRAPH_PASSES           Graph -> Graph, in order
-    check_precision        refuse numbers the float dtype cannot hold exactly enough; every
-                           read-out's error bound and tolerance (meta.margins)
     lay_out                a named residual dimension per categorical value / numerical s-op
     check_budget           a model too large to build is refused before any weight is
+    check_precision        refuse numbers the float dtype cannot hold exactly enough; every
+                           read-out's error bound and tolerance (meta.margins)
     schedule               operations -> the earliest attention / MLP sub-layer
     assemble               per-primitive weights (primitives/) -> arrays and meta
     MODEL_PASSES           Model -> Model, in order; then the arrays are cast to the dtype
@@ -192,12 +192,10 @@ def active_steps(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
 
 
 def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype) -> tuple:
-    """The graph, its layout and its read-outs' margins, checked for precision and size; a split
+    """The graph, its layout and its read-outs' margins, checked for size, then precision; a split
     answer (split-keys) that makes the model too large is built again whole, one layer deeper but
     within the budget."""
     graph = build_graph(program, value_sets, enabled)
-    margins, unproven = check_precision(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled),
-                                        answer_checked_elsewhere=checkable(program))
     layout = lay_out(graph)
     try:
         check_budget(graph, layout)
@@ -205,6 +203,8 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
         if not graph.split:
             raise
         return _graph_within_budget(program, value_sets, enabled - {"split-keys"}, dtype)
+    margins, unproven = check_precision(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled),
+                                        answer_checked_elsewhere=checkable(program))
     return graph, layout, margins, unproven
 
 

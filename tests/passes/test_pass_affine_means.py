@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.compiler.driver import build_graph
 from rasp_compile.compiler.lowering.rewrites import Rewrites
@@ -151,8 +152,8 @@ def test_the_issues_program_is_exact_on_every_input_at_its_max_len_and_wrong_wit
     program = parse_program(ISSUE)
     inputs = every_input(["a", "b"], 8)
     assert_agree(compile_program(program), program, inputs)
-    bad, _ = disagreements(compile_program(program, disabled=["affine-means"]), program, inputs)
-    assert len(bad) > 400  # 0.671875 for 2/3: the regression this pass fixes
+    with pytest.raises(RaspPrecisionError, match="--dtype float64"):  # 0.671875 for 2/3 without the pass:
+        compile_program(program, disabled=["affine-means"])  # refused, checked on every input
 
 
 @pytest.mark.parametrize("max_len, samples", [(64, 400), (300, 150), (1024, 40)])

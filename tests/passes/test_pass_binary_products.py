@@ -20,7 +20,7 @@ from rasp_compile.tools.interpret import evaluate
 from tiny import by_label, plain_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
-from differential import assert_agree, every_input, random_inputs  # noqa: E402
+from differential import assert_agree, compiled_exactly, every_input, random_inputs  # noqa: E402
 
 PRODUCTS = Rewrites(sequence_map=(binary_products.product_by_digits,))
 
