@@ -28,6 +28,8 @@ from rasp_compile.runtime.forward import input_vocab
 from rasp_compile.safe_text import shortened
 from rasp_compile.tools.inspect_weights import format_model
 
+pytestmark = pytest.mark.off_schema  # its files break meta on purpose (tests/conftest.py)
+
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 SHOWN_PROGRAMS = ("aab", "frac_prevs")  # a categorical output that completes; a numerical one
 
