@@ -1,4 +1,4 @@
-"""`rasp-run --accuracy`'s inputs and model path (cli/accuracy.py, all_inputs.py, comparison.py):
+"""`rasp-run --accuracy`'s inputs and model path (cli/accuracy.py, tools/all_inputs.py, cli/comparison.py):
 inputs drawn or enumerated as vocab-index arrays, and the model run on them, must be what `predict`
 gives on the same tokens."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from model_zoo import model_variants, random_model
 from rasp_compile.cli.accuracy import sampled_inputs
-from rasp_compile.cli.all_inputs import chunk_inputs, chunks
+from rasp_compile.tools.all_inputs import chunk_inputs, chunks
 from rasp_compile.cli.comparison import model_outputs
 from rasp_compile.runtime import forward
 from rasp_compile.runtime.model import Model

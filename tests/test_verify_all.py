@@ -1,4 +1,4 @@
-"""`rasp-run --accuracy --all [--workers N | --dask ADDRESS]` (cli/verify.py, all_inputs.py,
+"""`rasp-run --accuracy --all [--workers N | --dask ADDRESS]` (cli/verify.py, tools/all_inputs.py,
 executors.py, dask_run.py): every input of every length is compared once, the figures are an
 independent count's, and the run gives the same report wherever its chunks run.
 
@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from extras import require
 from rasp_compile import compile
-from rasp_compile.cli import all_inputs, dask_run, run_cmd
-from rasp_compile.cli.all_inputs import chunk_inputs, chunks, count_chunks, count_inputs
+from rasp_compile.cli import dask_run, run_cmd
+from rasp_compile.tools import all_inputs
+from rasp_compile.tools.all_inputs import chunk_inputs, chunks, count_chunks, count_inputs
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime import forward
 from rasp_compile.runtime.weights_file import load, save

@@ -19,7 +19,7 @@ from rich.table import Table
 from ..runtime.forward import input_vocab
 from ..runtime.model import Model
 from ..safe_text import markup_safe
-from .all_inputs import count_inputs
+from ..tools.all_inputs import count_inputs
 from .common import CliError
 from .comparison import BATCH, COUNTS, Subject, Tally, compare
 from .progress import progress_bar, shown_after, status

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from ..safe_text import terminal_safe
-from .all_inputs import Chunk
+from ..tools.all_inputs import Chunk
 from .common import CliError
 from .comparison import Tally
 from .executors import IN_FLIGHT, Payload, result_of, run_carried, take

@@ -25,7 +25,7 @@ from ..runtime.forward import input_vocab
 from ..runtime.model import Model
 from ..runtime.weights_file import load, save
 from ..safe_text import terminal_safe
-from .all_inputs import Chunk, chunk_inputs
+from ..tools.all_inputs import Chunk, chunk_inputs
 from .common import CliError
 from .comparison import Subject, Tally, compare
 from .reference import reference_program

@@ -1,5 +1,5 @@
 """`rasp-run --accuracy --all [--workers N | --dask ADDRESS]`: every input of every length up to
-max_len compared, however many, chunk by chunk (all_inputs.py), in this process, in N local
+max_len compared, however many, chunk by chunk (tools/all_inputs.py), in this process, in N local
 processes or on a Dask cluster (executors.py, dask_run.py), with the same tally in every case.
 
 The flags: `--all` applies only with `--accuracy` and excludes `--samples` and `--seed` (nothing
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..runtime.forward import input_vocab
-from .all_inputs import MAX_INPUTS, chunks, count_chunks, count_inputs
+from ..tools.all_inputs import MAX_INPUTS, chunks, count_chunks, count_inputs
 from .common import CliError, Parser, whole_number
 from .comparison import Subject, Tally
 from .dask_run import check_address, on_dask

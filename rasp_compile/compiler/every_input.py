@@ -19,6 +19,7 @@ from .. import ir
 from ..errors import RaspPrecisionError
 from ..runtime.forward import predict
 from ..runtime.model import Model
+from ..tools.all_inputs import chunk_inputs, chunks, count_inputs
 from ..tools.interpret import evaluate_batch
 from .tolerances import OUTPUT_TOLERANCE
 
@@ -26,44 +27,21 @@ EVERY_INPUT_LIMIT = 30_000
 """The most inputs the compiler runs to prove an answer by exhaustion: a vocab of 2 up to max_len
 13 (16,382), of 3 up to 8 (9,840); a second or two of the batched interpreter and the forward pass."""
 
-CHUNK = 4_096  # inputs run at once: the forward pass and the interpreter batch them
-
-
-def input_count(program: ir.Program) -> int:
-    """How many inputs the program has: every sequence of vocab tokens of length 1 to max_len."""
-    v = len(program.vocab)
-    return sum(v**n for n in range(1, program.max_len + 1))
-
 
 def checkable(program: ir.Program) -> bool:
     """Whether the program's inputs are few enough to run them all (EVERY_INPUT_LIMIT)."""
-    return input_count(program) <= EVERY_INPUT_LIMIT
-
-
-def every_token_list(program: ir.Program):
-    """Every input, shortest first, each length in the vocab's order (as --accuracy --all counts)."""
-    vocab = list(program.vocab)
-    for n in range(1, program.max_len + 1):
-        for number in range(len(vocab) ** n):
-            digits = []
-            for _ in range(n):
-                number, d = divmod(number, len(vocab))
-                digits.append(vocab[d])
-            yield digits[::-1]
+    return count_inputs(len(program.vocab), program.max_len) <= EVERY_INPUT_LIMIT
 
 
 def verified_margin(model: Model, program: ir.Program, unproven: RaspPrecisionError, reads: str) -> dict:
     """meta.margins' entry for the answer, measured on every input: the largest error over
     OUTPUT_TOLERANCE max(1, |v|), as a bound in units of OUTPUT_TOLERANCE; `unproven` (the
     analysis's refusal) is raised again where an answer strays further."""
-    worst, batch = 0.0, []
-    for tokens in every_token_list(program):
-        batch.append(tokens)
-        if len(batch) == CHUNK:
-            worst = max(worst, _worst_share(model, program, batch, unproven))
-            batch = []
-    if batch:
-        worst = max(worst, _worst_share(model, program, batch, unproven))
+    vocab = list(program.vocab)
+    worst = 0.0
+    for chunk in chunks(len(vocab), program.max_len):  # every input, shortest first
+        inputs = [[vocab[i] for i in row] for row in chunk_inputs(chunk, len(vocab)).tolist()]
+        worst = max(worst, _worst_share(model, program, inputs, unproven))
     return {"readout": model.meta["output"]["name"], "kind": "numerical", "reads": reads,
             "bound": worst * OUTPUT_TOLERANCE, "tolerance": OUTPUT_TOLERANCE, "proof": "every input"}
 
