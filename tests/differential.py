@@ -6,8 +6,11 @@ import itertools
 import math
 import random
 
+import numpy as np
+
 from rasp_compile import ir
-from rasp_compile.errors import RaspRuntimeError
+from rasp_compile.compiler import compile_program
+from rasp_compile.errors import RaspPrecisionError, RaspRuntimeError
 from rasp_compile.runtime.forward import predict
 from rasp_compile.tools.interpret import evaluate
 from rasp_compile.runtime.model import Model
@@ -65,11 +68,6 @@ def compiled_exactly(program: ir.Program, **options) -> Model:
     """The program compiled in float32, or in float64 where the compiler refuses float32 because it
     cannot prove a read-out within its tolerance (compiler/precision.py): the refusal must be
     located and say that float64 holds it, and float64 must then compile."""
-    import numpy as np
-
-    from rasp_compile.compiler import compile_program
-    from rasp_compile.errors import RaspPrecisionError
-
     try:
         return compile_program(program, **options)
     except RaspPrecisionError as refusal:
