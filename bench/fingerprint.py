@@ -32,7 +32,7 @@ from rasp_compile.frontend import load_program  # noqa: E402
 from rasp_compile.frontend.infer import infer_value_sets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-MAX_LENS = (2, 5, 8, 16, 32, 64)
+MAX_LENS = (2, 5, 16, 64, 256, 1024)
 FUZZ_SEED_STRIDE = 1_000_003  # bench/fuzz.py's: program i of seed 0 uses random.Random(i)
 
 
