@@ -50,7 +50,7 @@ from .tools.flops import count_flops
 
 LAZY = {
     "rasp": (".rasp", None),
-    "compile_rasp_to_model": (".compiling", "compile_rasp_to_model"),
+    "compile_rasp_to_model": (".tracr_compile", "compile_rasp_to_model"),
     "from_tracr": (".frontend.from_tracr", "from_tracr"),
     "evaluate": (".tools.interpret", "evaluate"),
     "evaluate_all": (".tools.interpret", "evaluate_all"),

@@ -1,8 +1,9 @@
-"""`compile_rasp_to_model` with tracr's arguments, returning our `Model` (docs/from_tracr.md).
+"""Compiling with tracr's arguments: `compile_rasp_to_model`, returning our `Model` (docs/from_tracr.md).
 
-    from rasp_compile import compiling, rasp     # was: from tracr.compiler import compiling
-    model = compiling.compile_rasp_to_model(program, vocab={1, 2, 3}, max_seq_len=5, compiler_bos="BOS")
-    rasp_compile.run(model, [1, 2, 3])            # BOS is added by the model's runner, not by you
+    import rasp_compile as rc
+    from rasp_compile import rasp                # was: from tracr.rasp import rasp
+    model = rc.compile_rasp_to_model(program, vocab={1, 2, 3}, max_seq_len=5, compiler_bos="BOS")
+    rc.run(model, [1, 2, 3])                     # BOS is added by the model's runner, not by you
 
 A tracr expression (from `tracr.rasp.rasp`) is converted first (`from_tracr`); an expression of
 `rasp_compile.rasp` / `rasp_compile.ir` is compiled as it is.
