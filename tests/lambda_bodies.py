@@ -7,7 +7,7 @@ import pytest
 from hypothesis import strategies as st
 
 from rasp_compile import ir
-from rasp_compile.frontend import ast, lambda_eval
+from rasp_compile.frontend import syntax_tree, lambda_eval
 from rasp_compile.frontend.parse import parse
 
 OPERATORS = ["+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or"]
@@ -16,7 +16,7 @@ OPERATORS = ["+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">=", "a
 def make(text: str) -> ir.Fn:
     """`lambda ...: ...` text as the evaluator's Fn (no names but its parameters)."""
     call = parse(f"f = g({text})").statements[0].value
-    assert isinstance(call.args[0], ast.Lambda)
+    assert isinstance(call.args[0], syntax_tree.Lambda)
     return lambda_eval.make_fn(call.args[0], lambda name: pytest.fail(f"unknown name {name.name}"))
 
 

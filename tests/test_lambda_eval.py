@@ -2,7 +2,7 @@
 
 import pytest
 
-from rasp_compile.frontend import ast, lambda_eval
+from rasp_compile.frontend import syntax_tree, lambda_eval
 from rasp_compile.errors import RaspError, RaspNameError, RaspSyntaxError, RaspTypeError
 from rasp_compile.frontend.lambda_eval import LambdaFailure
 from rasp_compile.frontend.parse import parse
@@ -11,9 +11,9 @@ from rasp_compile.frontend.parse import parse
 def make(lam: str, **constants):
     """The ir.Fn of a lambda written as text, with `constants` in scope."""
     call = parse(f"f = g({lam})").statements[0].value
-    assert isinstance(call.args[0], ast.Lambda)
+    assert isinstance(call.args[0], syntax_tree.Lambda)
 
-    def resolve(name: ast.Name):
+    def resolve(name: syntax_tree.Name):
         if name.name not in constants:
             raise RaspNameError(f"unknown name '{name.name}'", name.loc)
         return constants[name.name]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rasp_compile.frontend import ast, lambda_eval
+from rasp_compile.frontend import syntax_tree, lambda_eval
 from rasp_compile.frontend.parse import parse
 
 WORDS = ["", "a", "ab", "ba", "abc"]
@@ -93,7 +93,7 @@ def bools(draw, depth=0):
 
 def make(body: str):
     call = parse(f"f = g(lambda x, s: {body})").statements[0].value
-    assert isinstance(call.args[0], ast.Lambda)
+    assert isinstance(call.args[0], syntax_tree.Lambda)
     return lambda_eval.make_fn(call.args[0], lambda name: None)
 
 

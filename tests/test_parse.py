@@ -198,18 +198,18 @@ def test_load_program(tmp_path: Path):
 
 
 def test_tuples_indexing_and_in_parse_as_python_reads_them():
-    from rasp_compile.frontend import ast
+    from rasp_compile.frontend import syntax_tree
     from rasp_compile.frontend.parse import parse
 
     def expr(text):
         return parse(f"x = {text}").statements[0].value
 
-    assert expr("()") == ast.Tuple([], expr("()").loc) and len(expr("(1,)").items) == 1
-    assert isinstance(expr("(1)"), ast.Literal) and len(expr("(1, 2,)").items) == 2
+    assert expr("()") == syntax_tree.Tuple([], expr("()").loc) and len(expr("(1,)").items) == 1
+    assert isinstance(expr("(1)"), syntax_tree.Literal) and len(expr("(1, 2,)").items) == 2
     chained = expr('("ab", "c")[0][1]')
-    assert isinstance(chained, ast.Index) and isinstance(chained.value, ast.Index)
+    assert isinstance(chained, syntax_tree.Index) and isinstance(chained.value, syntax_tree.Index)
     negated = expr('-"ab"[0]')  # indexing binds tighter than unary minus
-    assert negated.op == "-" and isinstance(negated.operand, ast.Index)
+    assert negated.op == "-" and isinstance(negated.operand, syntax_tree.Index)
     assert expr("a not in b").op == "not in" and expr("a in b").op == "in"
     outer = expr("not a in b")  # `not` is looser than `in`, as in Python
     assert outer.op == "not" and outer.operand.op == "in"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, NoReturn
 
-from . import ast, lambda_eval
+from . import syntax_tree, lambda_eval
 from .. import ir
 from ..errors import RaspNameError, RaspTypeError
 from ..suggest import did_you_mean
@@ -22,14 +22,14 @@ SOP_OR_CONSTANT = (ir.SOp,) + SCALAR
 
 KIND_NAMES = {
     ir.Selector: "a selector",
-    ast.Lambda: "a lambda",
+    syntax_tree.Lambda: "a lambda",
     SOP_OR_CONSTANT: "an s-op",
-    (ast.CompareOp, ast.Lambda, bool): "a comparison (== != < <= > >=), true, false or a lambda",
+    (syntax_tree.CompareOp, syntax_tree.Lambda, bool): "a comparison (== != < <= > >=), true, false or a lambda",
     (ir.SOp, ir.Selector, tuple) + SCALAR: "an s-op, a selector or a constant",
 }
 
 
-def check_callable(call: ast.Call, scope: Scope) -> None:
+def check_callable(call: syntax_tree.Call, scope: Scope) -> None:
     """A call of a name that a def's parameter or a binding hides: a located RaspTypeError."""
     binding = scope.find(call.func)
     if binding is not None:
@@ -40,7 +40,7 @@ def check_callable(call: ast.Call, scope: Scope) -> None:
         )
 
 
-def not_a_function(call: ast.Call, defs: Iterable[str] = ()) -> NoReturn:
+def not_a_function(call: syntax_tree.Call, defs: Iterable[str] = ()) -> NoReturn:
     """The error of a call of something that is neither a built-in nor one of the `defs`."""
     if call.func in lambda_eval.FUNCTIONS:
         raise RaspTypeError(f"'{call.func}' can only be called inside a lambda", call.loc)
@@ -51,12 +51,12 @@ def not_a_function(call: ast.Call, defs: Iterable[str] = ()) -> NoReturn:
 
 
 def arguments(
-    call: ast.Call, fewest: int, most: int | None, keywords: tuple[str, ...] = ()
-) -> tuple[list, dict[str, ast.Keyword]]:
+    call: syntax_tree.Call, fewest: int, most: int | None, keywords: tuple[str, ...] = ()
+) -> tuple[list, dict[str, syntax_tree.Keyword]]:
     """The positional and the keyword arguments of a call, their counts and names checked."""
-    positional = [a for a in call.args if not isinstance(a, ast.Keyword)]
-    named: dict[str, ast.Keyword] = {}
-    for keyword in (a for a in call.args if isinstance(a, ast.Keyword)):
+    positional = [a for a in call.args if not isinstance(a, syntax_tree.Keyword)]
+    named: dict[str, syntax_tree.Keyword] = {}
+    for keyword in (a for a in call.args if isinstance(a, syntax_tree.Keyword)):
         if keyword.name not in keywords:
             allowed = f"; it takes only {', '.join(k + '=' for k in keywords)}" if keywords else ""
             raise RaspTypeError(f"{call.func} has no keyword argument '{keyword.name}'{allowed}", keyword.loc)
@@ -81,7 +81,7 @@ def lambda_arity(func: str, index: int, count: int) -> int | None:
     return None
 
 
-def make_lambda(lam: ast.Lambda, call: ast.Call, arity: int, scope: Scope, lowering: Lowering) -> ir.Fn:
+def make_lambda(lam: syntax_tree.Lambda, call: syntax_tree.Call, arity: int, scope: Scope, lowering: Lowering) -> ir.Fn:
     """The function of a lambda given to `call`, checked: its parameter count, its names."""
     if len(lam.params) != arity:
         plural = "s" if arity != 1 else ""
@@ -91,7 +91,7 @@ def make_lambda(lam: ast.Lambda, call: ast.Call, arity: int, scope: Scope, lower
         )
     check_distinct(lam.params)
 
-    def resolve(name: ast.Name) -> ir.Value:
+    def resolve(name: syntax_tree.Name) -> ir.Value:
         value = lowering.lookup(name, scope)
         if isinstance(value, (ir.SOp, ir.Selector)):
             raise RaspTypeError(
@@ -109,7 +109,7 @@ def make_lambda(lam: ast.Lambda, call: ast.Call, arity: int, scope: Scope, lower
 class BuiltinCall:
     """One call of a built-in being lowered: its arguments, lowered on demand and checked."""
 
-    def __init__(self, call: ast.Call, scope: Scope, lowering: Lowering):
+    def __init__(self, call: syntax_tree.Call, scope: Scope, lowering: Lowering):
         fewest, most, keywords = BUILTIN_FUNCTIONS[call.func]
         self.call, self.scope, self.lowering = call, scope, lowering
         self.args, self.named = arguments(call, fewest, most, keywords)
@@ -117,7 +117,8 @@ class BuiltinCall:
     def expect(self, index: int, wanted: type | tuple):
         """Argument `index`, lowered; a RaspTypeError unless it is of the `wanted` kind."""
         arg = self.args[index]
-        value = arg if isinstance(arg, (ast.Lambda, ast.CompareOp)) else self.lowering.expr(arg, self.scope)
+        unlowered = isinstance(arg, (syntax_tree.Lambda, syntax_tree.CompareOp))
+        value = arg if unlowered else self.lowering.expr(arg, self.scope)
         if isinstance(value, wanted):
             return value
         ordinal = ORDINALS[index] if index < len(ORDINALS) else f"{index + 1}th"
@@ -132,7 +133,7 @@ class BuiltinCall:
     def function(self, index: int) -> ir.Fn:
         """The lambda at argument `index`, made."""
         arity = lambda_arity(self.call.func, index, len(self.args))
-        return make_lambda(self.expect(index, ast.Lambda), self.call, arity, self.scope, self.lowering)
+        return make_lambda(self.expect(index, syntax_tree.Lambda), self.call, arity, self.scope, self.lowering)
 
     def lower(self):
         """The IR node (or, for an element-wise call on constants only, the constant) of the call."""
@@ -149,10 +150,10 @@ class BuiltinCall:
         return self.encoded()
 
     def predicate(self) -> str | ir.Fn:
-        predicate = self.expect(2, (ast.CompareOp, ast.Lambda, bool))
-        if isinstance(predicate, ast.Lambda):
+        predicate = self.expect(2, (syntax_tree.CompareOp, syntax_tree.Lambda, bool))
+        if isinstance(predicate, syntax_tree.Lambda):
             return self.function(2)
-        if isinstance(predicate, ast.CompareOp):
+        if isinstance(predicate, syntax_tree.CompareOp):
             return predicate.op
         return "true" if predicate else "false"
 

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from . import ast
+from . import syntax_tree
 from .. import ir
 from ..errors import RaspNameError, RaspTypeError, RaspValueError
 from .calls import KIND_NAMES, ORDINALS, arguments, check_callable, lambda_arity, make_lambda, not_a_function
@@ -24,7 +24,7 @@ MAX_EXPANSIONS = 10_000
 ANY_KIND = (ir.SOp, ir.Selector, tuple) + SCALAR
 
 
-def define(d: ast.Def, defs: dict[str, ast.Def]) -> None:
+def define(d: syntax_tree.Def, defs: dict[str, syntax_tree.Def]) -> None:
     """Record a def (hoisting it); a RaspNameError if its name or parameters cannot be used."""
     check_bindable(d.name, d.loc)
     if d.name in defs:
@@ -33,7 +33,7 @@ def define(d: ast.Def, defs: dict[str, ast.Def]) -> None:
     defs[d.name] = d
 
 
-def expand(call: ast.Call, scope: Scope, lowering: Lowering):
+def expand(call: syntax_tree.Call, scope: Scope, lowering: Lowering):
     """The value a def's body returns for the arguments of `call` (written in `scope`)."""
     d = lowering.defs[call.func]
     args, _ = arguments(call, len(d.params), len(d.params))
@@ -49,20 +49,20 @@ def expand(call: ast.Call, scope: Scope, lowering: Lowering):
     return lowering.expr(d.result, local)
 
 
-def _argument(call: ast.Call, arg: ast.Node, index: int, scope: Scope, lowering: Lowering):
+def _argument(call: syntax_tree.Call, arg: syntax_tree.Node, index: int, scope: Scope, lowering: Lowering):
     """Argument `index` of a def call: an s-op, a selector or a constant (not a lambda)."""
-    if isinstance(arg, (ast.Lambda, ast.CompareOp)):
-        shown = "a lambda" if isinstance(arg, ast.Lambda) else f"the comparison operator '{arg.op}'"
+    if isinstance(arg, (syntax_tree.Lambda, syntax_tree.CompareOp)):
+        shown = "a lambda" if isinstance(arg, syntax_tree.Lambda) else f"the comparison operator '{arg.op}'"
         raise _wrong_kind(call, index, shown, arg)
     return lowering.expr(arg, scope)
 
 
-def _wrong_kind(call: ast.Call, index: int, shown: str, arg: ast.Node) -> RaspTypeError:
+def _wrong_kind(call: syntax_tree.Call, index: int, shown: str, arg: syntax_tree.Node) -> RaspTypeError:
     ordinal = ORDINALS[index] if index < len(ORDINALS) else f"{index + 1}th"
     return RaspTypeError(f"{call.func} expects {KIND_NAMES[ANY_KIND]} as its {ordinal} argument, got {shown}", arg.loc)
 
 
-def check_def(d: ast.Def, lowering: Lowering) -> None:
+def check_def(d: syntax_tree.Def, lowering: Lowering) -> None:
     """Check a def's body without expanding it (see the module docstring). The scopes bind
     every name the body may see to None, a value not known until a call."""
     visible = Scope({name: Binding(None, loc) for name, loc in lowering.bound_later.items()})
@@ -73,18 +73,18 @@ def check_def(d: ast.Def, lowering: Lowering) -> None:
     _check_unexpanded(d.result, local, lowering)
 
 
-def _check_unexpanded(e: ast.Node, scope: Scope, lowering: Lowering) -> None:
+def _check_unexpanded(e: syntax_tree.Node, scope: Scope, lowering: Lowering) -> None:
     """Check the names and calls of an expression of an unexpanded def body."""
-    if isinstance(e, ast.Name):
+    if isinstance(e, syntax_tree.Name):
         lowering.lookup(e, scope)
-    elif isinstance(e, ast.Call):
+    elif isinstance(e, syntax_tree.Call):
         _check_call(e, scope, lowering)
     else:
-        for child in ast.children(e):
+        for child in syntax_tree.children(e):
             _check_unexpanded(child, scope, lowering)
 
 
-def _check_call(call: ast.Call, scope: Scope, lowering: Lowering) -> None:
+def _check_call(call: syntax_tree.Call, scope: Scope, lowering: Lowering) -> None:
     """A call's function and argument counts; lambdas where the built-in takes one; then the
     arguments themselves. A lambda elsewhere is a wrong kind, reported at expansion."""
     check_callable(call, scope)
@@ -97,20 +97,20 @@ def _check_call(call: ast.Call, scope: Scope, lowering: Lowering) -> None:
         not_a_function(call)
     for index, arg in enumerate(args):
         arity = lambda_arity(call.func, index, len(args))
-        if isinstance(arg, ast.Lambda) and arity is not None:
+        if isinstance(arg, syntax_tree.Lambda) and arity is not None:
             make_lambda(arg, call, arity, scope, lowering)
-        elif not isinstance(arg, ast.Lambda):
+        elif not isinstance(arg, syntax_tree.Lambda):
             _check_unexpanded(arg, scope, lowering)
     for keyword in named.values():
         _check_unexpanded(keyword.value, scope, lowering)
 
 
-def check_recursion(defs: dict[str, ast.Def]) -> None:
+def check_recursion(defs: dict[str, syntax_tree.Def]) -> None:
     """Refuse any cycle of def calls, at the call that closes it (`f -> g -> f`). A call of a
     name the def's parameters or earlier locals hide calls no def; a lambda calls none either."""
     done: set[str] = set()
 
-    def visit(d: ast.Def, path: list[str]) -> None:
+    def visit(d: syntax_tree.Def, path: list[str]) -> None:
         path.append(d.name)
         for call in _def_calls(d, defs):
             if call.func in path:
@@ -126,17 +126,17 @@ def check_recursion(defs: dict[str, ast.Def]) -> None:
             visit(d, [])
 
 
-def _def_calls(d: ast.Def, defs: dict[str, ast.Def]) -> list[ast.Call]:
+def _def_calls(d: syntax_tree.Def, defs: dict[str, syntax_tree.Def]) -> list[syntax_tree.Call]:
     """The calls of defs in `d`'s body, in textual order, outside lambdas and not hidden."""
     hidden = {p.name for p in d.params}
-    found: list[ast.Call] = []
+    found: list[syntax_tree.Call] = []
     for name, expr in [(stmt.name, stmt.value) for stmt in d.body] + [(None, d.result)]:
-        stack: list[ast.Node] = [expr]
+        stack: list[syntax_tree.Node] = [expr]
         while stack:
             node = stack.pop()
-            if isinstance(node, ast.Call) and node.func in defs and node.func not in hidden:
+            if isinstance(node, syntax_tree.Call) and node.func in defs and node.func not in hidden:
                 found.append(node)
-            if not isinstance(node, ast.Lambda):
-                stack.extend(reversed(list(ast.children(node))))
+            if not isinstance(node, syntax_tree.Lambda):
+                stack.extend(reversed(list(syntax_tree.children(node))))
         hidden.add(name)
     return found

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import ast, lambda_eval
+from . import syntax_tree, lambda_eval
 from .. import ir
 from ..errors import Loc, RaspNameError, RaspTypeError, RaspValueError
 from ..suggest import did_you_mean
@@ -28,35 +28,35 @@ class ExpressionLowering:
     """The state of lowering one module (its top-level scope, its defs, the constant s-ops made
     so far) and the lowering of its expressions: the `scope.Lowering` the other modules use."""
 
-    def __init__(self, module: ast.Module):
+    def __init__(self, module: syntax_tree.Module):
         self.globals = Scope()
-        self.defs: dict[str, ast.Def] = {}
-        self.bound_later = {s.name: s.loc for s in module.statements if isinstance(s, ast.Assign)}
+        self.defs: dict[str, syntax_tree.Def] = {}
+        self.bound_later = {s.name: s.loc for s in module.statements if isinstance(s, syntax_tree.Assign)}
         self.expansions = 0
         self.constants: dict[ir.SOp, ir.Value] = {}  # constant s-op -> its scalar (nodes hash by identity)
 
-    def expr(self, e: ast.Node, scope: Scope) -> Value:
+    def expr(self, e: syntax_tree.Node, scope: Scope) -> Value:
         """Lower an expression to an s-op, a selector or a constant."""
-        if isinstance(e, ast.Literal):
+        if isinstance(e, syntax_tree.Literal):
             return e.value
-        if isinstance(e, ast.Name):
+        if isinstance(e, syntax_tree.Name):
             return self.lookup(e, scope)
-        if isinstance(e, ast.Unary):
+        if isinstance(e, syntax_tree.Unary):
             return self._unary(e, self.expr(e.operand, scope))
-        if isinstance(e, ast.Binary):
+        if isinstance(e, syntax_tree.Binary):
             return self._binary(e, self.expr(e.left, scope), self.expr(e.right, scope))
-        if isinstance(e, ast.Ternary):
+        if isinstance(e, syntax_tree.Ternary):
             return self._ternary(e, scope)
-        if isinstance(e, ast.Tuple):
+        if isinstance(e, syntax_tree.Tuple):
             return tuple(self._constant(item, scope, "a tuple") for item in e.items)
-        if isinstance(e, ast.Index):
+        if isinstance(e, syntax_tree.Index):
             container, position = (self._constant(part, scope, "indexing") for part in (e.value, e.index))
             return _fold(e, "cannot index this constant", lambda: lambda_eval.index(container, position))
-        if isinstance(e, ast.Call):
+        if isinstance(e, syntax_tree.Call):
             return self._call(e, scope)
         raise TypeError(f"no lowering for {type(e).__name__}")  # the grammar lets nothing else through
 
-    def _call(self, call: ast.Call, scope: Scope) -> Value:
+    def _call(self, call: syntax_tree.Call, scope: Scope) -> Value:
         """A call of a built-in or a def, lowered (a def expanded)."""
         check_callable(call, scope)
         if call.func in BUILTIN_FUNCTIONS:
@@ -65,7 +65,7 @@ class ExpressionLowering:
             return expand(call, scope, self)
         not_a_function(call, self.defs)
 
-    def lookup(self, name: ast.Name, scope: Scope) -> Value:
+    def lookup(self, name: syntax_tree.Name, scope: Scope) -> Value:
         if name.name in BUILTIN_SOPS:
             return BUILTIN_SOPS[name.name]
         binding = scope.find(name.name)
@@ -108,7 +108,7 @@ class ExpressionLowering:
     def constant_of(self, sop: ir.SOp) -> ir.Value | None:
         return self.constants.get(sop)
 
-    def _constant(self, e: ast.Node, scope: Scope, where: str) -> ir.Value | tuple:
+    def _constant(self, e: syntax_tree.Node, scope: Scope, where: str) -> ir.Value | tuple:
         value = self.expr(e, scope)
         if isinstance(value, (ir.SOp, ir.Selector)):
             raise RaspTypeError(
@@ -118,7 +118,7 @@ class ExpressionLowering:
             )
         return value
 
-    def _unary(self, e: ast.Unary, operand: Value) -> Value:
+    def _unary(self, e: syntax_tree.Unary, operand: Value) -> Value:
         if isinstance(operand, ir.Selector):
             if e.op == "not":
                 return ir.SelectNot(operand, loc=e.loc)
@@ -128,7 +128,7 @@ class ExpressionLowering:
             return ir.Map(fn, operand, loc=e.loc)
         return _fold(e, f"cannot compute '{e.op}' on this constant", lambda: lambda_eval.unary(e.op, operand))
 
-    def _binary(self, e: ast.Binary, left: Value, right: Value) -> Value:
+    def _binary(self, e: syntax_tree.Binary, left: Value, right: Value) -> Value:
         selectors = isinstance(left, ir.Selector) + isinstance(right, ir.Selector)
         if selectors == 2 and e.op in ("and", "or"):
             return (ir.SelectAnd if e.op == "and" else ir.SelectOr)(left, right, loc=e.loc)
@@ -149,7 +149,7 @@ class ExpressionLowering:
             return ir.Map(fn, right, loc=e.loc)
         return _fold(e, f"cannot compute '{op}' on these constants", lambda: lambda_eval.binary(op, left, right))
 
-    def _ternary(self, e: ast.Ternary, scope: Scope) -> Value:
+    def _ternary(self, e: syntax_tree.Ternary, scope: Scope) -> Value:
         parts = [self.expr(part, scope) for part in (e.then, e.cond, e.orelse)]
         if any(isinstance(part, (ir.SOp, ir.Selector)) for part in parts):
             raise RaspTypeError(
@@ -165,7 +165,7 @@ def _operator(compute: Callable[..., Value], text: str, loc: Loc) -> ir.Fn:
     return ir.Fn(lambda *values: lambda_eval.scalar(compute(*values)), text, loc)
 
 
-def _fold(e: ast.Node, failed: str, compute: Callable[[], Value]) -> Value:
+def _fold(e: syntax_tree.Node, failed: str, compute: Callable[[], Value]) -> Value:
     """The value of an operator on constants; a RaspValueError at the operator if it fails
     (`failed` says what could not be done)."""
     try:

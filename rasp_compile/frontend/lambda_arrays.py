@@ -25,7 +25,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import ast
+from . import syntax_tree
 from ..element_fn import EXACT_INTEGER, Declined, Fn
 
 ARRAY_TYPES = {bool: np.bool_, int: np.int64, float: np.float64}
@@ -93,34 +93,34 @@ def _group_results(fn: Fn, types: tuple, rows: list[tuple]) -> list | None:
     return np.broadcast_to(held, (len(rows),)).tolist()  # a lambda of no parameter is one value
 
 
-def array_closure(expr: ast.Expr) -> Callable[[dict], np.ndarray] | None:
+def array_closure(expr: syntax_tree.Expr) -> Callable[[dict], np.ndarray] | None:
     """The body as a function of {name: array} -> array, or None when some node has no array form."""
-    if isinstance(expr, ast.Literal):
+    if isinstance(expr, syntax_tree.Literal):
         value = expr.value
         if isinstance(value, str):  # only ever chosen (`"T" if x else "F"`): every other use declines
             return lambda env: np.asarray(value, dtype=object)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return (lambda env: np.asarray(value)) if isinstance(value, bool) else None
         return lambda env: _checked(np.asarray(value))
-    if isinstance(expr, ast.Name):
+    if isinstance(expr, syntax_tree.Name):
         name = expr.name
         return lambda env: env[name]
-    if isinstance(expr, ast.Unary):
+    if isinstance(expr, syntax_tree.Unary):
         operand = array_closure(expr.operand)
         if operand is None:
             return None
         if expr.op == "not":
             return lambda env: np.logical_not(_truth(operand(env)))
         return lambda env: _checked(np.negative(_numbers(operand(env))))
-    if isinstance(expr, ast.Binary):
+    if isinstance(expr, syntax_tree.Binary):
         return _binary(expr)
-    if isinstance(expr, ast.Ternary):
+    if isinstance(expr, syntax_tree.Ternary):
         parts = [array_closure(e) for e in (expr.cond, expr.then, expr.orelse)]
         if None in parts:
             return None
         cond, then, orelse = parts
         return lambda env: _where(_truth(cond(env)), then(env), orelse(env))
-    if isinstance(expr, ast.Call) and expr.func in ARRAY_FUNCTIONS:
+    if isinstance(expr, syntax_tree.Call) and expr.func in ARRAY_FUNCTIONS:
         args = [array_closure(a) for a in expr.args]
         if None in args:
             return None
@@ -129,7 +129,7 @@ def array_closure(expr: ast.Expr) -> Callable[[dict], np.ndarray] | None:
     return None
 
 
-def _binary(expr: ast.Binary):
+def _binary(expr: syntax_tree.Binary):
     left, right = array_closure(expr.left), array_closure(expr.right)
     if left is None or right is None or (expr.op not in ARRAY_OPERATORS and expr.op not in ("and", "or")):
         return None

@@ -21,7 +21,7 @@ import math
 import operator
 from typing import Callable
 
-from . import ast
+from . import syntax_tree
 from .lambda_arrays import array_closure
 from .. import ir
 from ..element_fn import as_array
@@ -184,47 +184,49 @@ def binary(op: str, left: ir.Value, right: ir.Value) -> ir.Value:
     return bounded(OPERATORS[op](left, right))
 
 
-def evaluate(expr: ast.Expr, env: dict[str, ir.Value]) -> ir.Value:
+def evaluate(expr: syntax_tree.Expr, env: dict[str, ir.Value]) -> ir.Value:
     """The value of a checked lambda body, its names taken from `env`."""
     return closure(expr)(env)
 
 
-def closure(expr: ast.Expr) -> Callable[[dict], ir.Value]:
+def closure(expr: syntax_tree.Expr) -> Callable[[dict], ir.Value]:
     """The body turned once into nested Python closures, env -> value: the tree is dispatched
     on here, not at every call (value sets call a lambda on every combination of values)."""
-    if isinstance(expr, ast.Literal):
+    if isinstance(expr, syntax_tree.Literal):
         value = expr.value
         return lambda env: value
-    if isinstance(expr, ast.Name):
+    if isinstance(expr, syntax_tree.Name):
         name = expr.name
         return lambda env: env[name]
-    if isinstance(expr, ast.Unary):
+    if isinstance(expr, syntax_tree.Unary):
         op, operand = expr.op, closure(expr.operand)
         return lambda env: unary(op, operand(env))
-    if isinstance(expr, ast.Binary):
+    if isinstance(expr, syntax_tree.Binary):
         op, left, right = expr.op, closure(expr.left), closure(expr.right)
         if op == "and":  # short-circuit, as in Python: `x != 0 and 1 / x > 2` is safe
             return lambda env: (lambda a: right(env) if a else a)(left(env))
         if op == "or":
             return lambda env: (lambda a: a if a else right(env))(left(env))
         return lambda env: binary(op, left(env), right(env))
-    if isinstance(expr, ast.Ternary):
+    if isinstance(expr, syntax_tree.Ternary):
         cond, then, orelse = closure(expr.cond), closure(expr.then), closure(expr.orelse)
         return lambda env: then(env) if cond(env) else orelse(env)
-    if isinstance(expr, ast.Tuple):
+    if isinstance(expr, syntax_tree.Tuple):
         items = [closure(item) for item in expr.items]
         return lambda env: tuple(item(env) for item in items)
-    if isinstance(expr, ast.Index):
+    if isinstance(expr, syntax_tree.Index):
         container, position = closure(expr.value), closure(expr.index)
         return lambda env: index(container(env), position(env))
-    if isinstance(expr, ast.Call):
+    if isinstance(expr, syntax_tree.Call):
         function, args = FUNCTIONS[expr.func][0], [closure(arg) for arg in expr.args]
         return lambda env: bounded(function(*(arg(env) for arg in args)))
     raise TypeError(f"not a lambda body expression: {type(expr).__name__}")
 
 
 def make_fn(
-    lam: ast.Lambda, resolve: Callable[[ast.Name], ir.Value], bound: Callable[[str], Loc | None] = lambda name: None
+    lam: syntax_tree.Lambda,
+    resolve: Callable[[syntax_tree.Name], ir.Value],
+    bound: Callable[[str], Loc | None] = lambda name: None,
 ) -> ir.Fn:
     """Check `lam`'s body and build its `ir.Fn`.
 
@@ -235,13 +237,13 @@ def make_fn(
     """
     params = [p.name for p in lam.params]
     constants: dict[str, ir.Value] = {}
-    for node in ast.walk(lam.body):
-        if isinstance(node, ast.Name) and node.name not in params:
+    for node in syntax_tree.walk(lam.body):
+        if isinstance(node, syntax_tree.Name) and node.name not in params:
             constants[node.name] = resolve(node)
-        elif isinstance(node, ast.Call):
+        elif isinstance(node, syntax_tree.Call):
             _check_not_shadowed(node, params, bound(node.func))
             _check_call(node)
-        elif isinstance(node, (ast.Lambda, ast.Keyword, ast.CompareOp)):
+        elif isinstance(node, (syntax_tree.Lambda, syntax_tree.Keyword, syntax_tree.CompareOp)):
             raise RaspTypeError(f"{_FORBIDDEN[type(node)]} is not allowed inside a lambda body", node.loc)
 
     body = closure(lam.body)
@@ -252,7 +254,7 @@ def make_fn(
     return ir.Fn(call, lam.text, lam.loc, on_arrays=_on_arrays(lam.body, params, constants))
 
 
-def _on_arrays(body: ast.Expr, params: list[str], constants: dict) -> Callable | None:
+def _on_arrays(body: syntax_tree.Expr, params: list[str], constants: dict) -> Callable | None:
     """The body on arrays of the parameters' values (lambda_arrays.py), when it and its
     constants have an array form; else None."""
     arrays = array_closure(body)
@@ -263,7 +265,7 @@ def _on_arrays(body: ast.Expr, params: list[str], constants: dict) -> Callable |
     return lambda *values: arrays({**constant_arrays, **dict(zip(params, values))})
 
 
-def _check_not_shadowed(call: ast.Call, params: list[str], bound_at: Loc | None) -> None:
+def _check_not_shadowed(call: syntax_tree.Call, params: list[str], bound_at: Loc | None) -> None:
     """A call of a name that a parameter or a binding hides: a located RaspTypeError."""
     if call.func in params:
         raise RaspTypeError(f"cannot call '{call.func}': in this lambda it is a parameter, not a function", call.loc)
@@ -275,10 +277,14 @@ def _check_not_shadowed(call: ast.Call, params: list[str], bound_at: Loc | None)
         )
 
 
-_FORBIDDEN = {ast.Lambda: "a lambda", ast.Keyword: "a keyword argument", ast.CompareOp: "a bare comparison operator"}
+_FORBIDDEN = {
+    syntax_tree.Lambda: "a lambda",
+    syntax_tree.Keyword: "a keyword argument",
+    syntax_tree.CompareOp: "a bare comparison operator",
+}
 
 
-def _check_call(call: ast.Call) -> None:
+def _check_call(call: syntax_tree.Call) -> None:
     if call.func not in FUNCTIONS:
         allowed = ", ".join(FUNCTIONS)
         raise RaspTypeError(f"a lambda can call only {allowed}; '{call.func}' is not one of them", call.loc)

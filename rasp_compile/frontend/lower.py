@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from . import ast, defs
+from . import syntax_tree, defs
 from .. import ir
 from ..errors import Loc, RaspNameError, RaspTypeError, RaspValueError
 from .expressions import ExpressionLowering
@@ -28,24 +28,24 @@ MAX_LEN_LIMIT = 1_024
 select over indices costs max_len ** 2 calls."""
 
 
-def lower(module: ast.Module, source: str, filename: str = "<program>") -> ir.Program:
+def lower(module: syntax_tree.Module, source: str, filename: str = "<program>") -> ir.Program:
     """The checked `ir.Program` of a parsed module (value sets are not inferred here)."""
     lowering = ExpressionLowering(module)
     for stmt in module.statements:
-        if isinstance(stmt, ast.Def):
+        if isinstance(stmt, syntax_tree.Def):
             defs.define(stmt, lowering.defs)
     defs.check_recursion(lowering.defs)
-    declarations: dict[type, ast.Statement] = {}
+    declarations: dict[type, syntax_tree.Statement] = {}
     for stmt in module.statements:
-        if isinstance(stmt, ast.Assign):
+        if isinstance(stmt, syntax_tree.Assign):
             lowering.bind(stmt.name, lowering.expr(stmt.value, lowering.globals), stmt.loc, lowering.globals)
-        elif isinstance(stmt, ast.Def):
+        elif isinstance(stmt, syntax_tree.Def):
             defs.check_def(stmt, lowering)
         else:
             _declare(stmt, declarations)
-    vocab = _vocab(_required(ast.Vocab, declarations))
-    max_len = _max_len(_required(ast.MaxLen, declarations))
-    output = _required(ast.Output, declarations)
+    vocab = _vocab(_required(syntax_tree.Vocab, declarations))
+    max_len = _max_len(_required(syntax_tree.MaxLen, declarations))
+    output = _required(syntax_tree.Output, declarations)
     result = lowering.as_sop(lowering.expr(output.value, lowering.globals), output.value.loc)
     if not isinstance(result, ir.SOp):
         raise RaspTypeError(f"output must be an s-op, got {kind(result)}", output.value.loc)
@@ -53,32 +53,34 @@ def lower(module: ast.Module, source: str, filename: str = "<program>") -> ir.Pr
         output=result,
         vocab=vocab,
         max_len=max_len,
-        causal=ast.Causal in declarations,
+        causal=syntax_tree.Causal in declarations,
         source=source,
         filename=filename,
-        output_name=output.value.name if isinstance(output.value, ast.Name) else "output",
+        output_name=output.value.name if isinstance(output.value, syntax_tree.Name) else "output",
         output_loc=output.value.loc,
     )
 
 
-def _declare(stmt: ast.Statement, declarations: dict) -> None:
+def _declare(stmt: syntax_tree.Statement, declarations: dict) -> None:
     first = declarations.get(type(stmt))
     if first is not None:
         raise RaspNameError(f"'{_KEYWORDS[type(stmt)]}' is declared twice (first at line {first.loc.line})", stmt.loc)
     declarations[type(stmt)] = stmt
 
 
-def _required(cls: type, declarations: dict) -> ast.Statement:
+def _required(cls: type, declarations: dict) -> syntax_tree.Statement:
     if cls not in declarations:
         # At line 1, column 1: where declarations conventionally stand.
         raise RaspNameError(f"missing '{_KEYWORDS[cls]}' declaration (e.g. {_EXAMPLES[cls]})", Loc(1, 1))
     return declarations[cls]
 
 
-_KEYWORDS = {ast.Vocab: "vocab", ast.MaxLen: "max_len", ast.Causal: "causal", ast.Output: "output"}
-_EXAMPLES = {ast.Vocab: "vocab {a, b}", ast.MaxLen: "max_len 5", ast.Output: "output name"}
+_KEYWORDS = {
+    syntax_tree.Vocab: "vocab", syntax_tree.MaxLen: "max_len", syntax_tree.Causal: "causal", syntax_tree.Output: "output"
+}
+_EXAMPLES = {syntax_tree.Vocab: "vocab {a, b}", syntax_tree.MaxLen: "max_len 5", syntax_tree.Output: "output name"}
 
-def _vocab(decl: ast.Vocab) -> tuple[ir.Value, ...]:
+def _vocab(decl: syntax_tree.Vocab) -> tuple[ir.Value, ...]:
     """The vocab's tokens: at least one, none twice, each one the command line can type and
     tell from every other (docs/language.md, "Declarations")."""
     if not decl.items:
@@ -118,7 +120,7 @@ def _read_as_number(token: ir.Value) -> tuple | None:
     return token_key(token)
 
 
-def _check_typeable(item: ast.Literal) -> None:
+def _check_typeable(item: syntax_tree.Literal) -> None:
     """A string token that no input could hold: the empty string, or one with a space (the
     command line splits input on whitespace) or a character a terminal does not print."""
     token = item.value
@@ -138,7 +140,7 @@ def _check_typeable(item: ast.Literal) -> None:
         )
 
 
-def _max_len(decl: ast.MaxLen) -> int:
+def _max_len(decl: syntax_tree.MaxLen) -> int:
     value = decl.value.value
     if not isinstance(value, int) or not 1 <= value <= MAX_LEN_LIMIT:
         raise RaspValueError(f"max_len must be a whole number from 1 to {MAX_LEN_LIMIT:,}, got {value}", decl.value.loc)

@@ -1,4 +1,4 @@
-"""Text -> AST: the Lark parser (grammar.lark, LALR) and a Transformer building ast.py nodes.
+"""Text -> AST: the Lark parser (grammar.lark, LALR) and a Transformer building syntax_tree.py nodes.
 
 Lark's errors are caught here and re-raised as `RaspSyntaxError` with a location inside the text
 and an "expected one of ..." message in human words. No `lark.Tree` leaves this module.
@@ -15,7 +15,7 @@ from lark import Lark, Token, Transformer_NonRecursive, Tree, UnexpectedInput, v
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
 
-from . import ast
+from . import syntax_tree
 from ..errors import Loc, RaspSyntaxError
 from .lambda_eval import MAX_INT
 
@@ -88,7 +88,7 @@ def _loc_of(text: str, index: int) -> Loc:
     return Loc(text.count("\n", 0, index) + 1, index - text.rfind("\n", 0, index))
 
 
-def parse(text: str) -> ast.Module:
+def parse(text: str) -> syntax_tree.Module:
     """The AST of a program's text; RaspSyntaxError (located inside `text`) if it is malformed."""
     odd = _ODD_LINE_BREAK.search(text)
     if odd:
@@ -228,24 +228,24 @@ def _end(item: Token | Tree) -> Loc | None:
     return None if item.meta.empty else Loc(item.meta.end_line, item.meta.end_column)
 
 
-def _check_depth(module: ast.Module) -> None:
+def _check_depth(module: syntax_tree.Module) -> None:
     stack = [(module, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise RaspSyntaxError(f"expression nested too deeply (more than {MAX_DEPTH} levels)", node.loc)
-        stack.extend((child, depth + 1) for child in ast.children(node))
+        stack.extend((child, depth + 1) for child in syntax_tree.children(node))
 
 
 @dataclass
 class _Return:
-    """`return EXPR` inside a def; folded into `ast.Def.result` (it is no statement of its own)."""
+    """`return EXPR` inside a def; folded into `syntax_tree.Def.result` (it is no statement of its own)."""
 
-    value: ast.Expr
+    value: syntax_tree.Expr
     loc: Loc
 
 
-def _number(token: Token, negative: bool = False) -> ast.Literal:
+def _number(token: Token, negative: bool = False) -> syntax_tree.Literal:
     digits = token.value
     whole = digits.split(".")[0]
     if len(whole) > 19 or int(whole) > MAX_INT:  # the length first: int() refuses huge strings
@@ -253,12 +253,12 @@ def _number(token: Token, negative: bool = False) -> ast.Literal:
     value = float(digits) if "." in digits else int(digits)
     if value == 0 and digits.strip("0.") != "":  # 0.000...1 underflows: it would silently be 0
         raise RaspSyntaxError("number too small: it would be 0 as a float", _loc(token))
-    return ast.Literal(-value if negative else value, _loc(token))
+    return syntax_tree.Literal(-value if negative else value, _loc(token))
 
 
 @v_args(inline=True)
 class _ToAst(Transformer_NonRecursive):
-    """Lark tree -> ast.py nodes. One instance per parse (it keeps the text, for lambda texts)."""
+    """Lark tree -> syntax_tree.py nodes. One instance per parse (it keeps the text, for lambda texts)."""
 
     def __init__(self, text: str):
         super().__init__()
@@ -268,15 +268,15 @@ class _ToAst(Transformer_NonRecursive):
         raise NotImplementedError(f"no AST rule for grammar rule {data!r}")
 
     def start(self, *statements):
-        return ast.Module(list(statements))
+        return syntax_tree.Module(list(statements))
 
     def assign(self, name, value):
-        return ast.Assign(name.value, value, _loc(name))
+        return syntax_tree.Assign(name.value, value, _loc(name))
 
     @v_args(meta=True, inline=False)
     def def_(self, meta, children):
         name, *rest = children
-        params = [ast.Name(t.value, _loc(t)) for t in rest if isinstance(t, Token)]
+        params = [syntax_tree.Name(t.value, _loc(t)) for t in rest if isinstance(t, Token)]
         body = [s for s in rest if not isinstance(s, Token)]
         returns = [i for i, s in enumerate(body) if isinstance(s, _Return)]
         if not returns:
@@ -284,91 +284,91 @@ class _ToAst(Transformer_NonRecursive):
             raise RaspSyntaxError(f"the body of '{name}' must end with 'return EXPR'", closing)
         if returns[0] != len(body) - 1:
             raise RaspSyntaxError(f"'return' must be the last statement of '{name}'", body[returns[0] + 1].loc)
-        return ast.Def(name.value, params, body[:-1], body[-1].value, _loc(name))
+        return syntax_tree.Def(name.value, params, body[:-1], body[-1].value, _loc(name))
 
     def return_(self, keyword, value):
         return _Return(value, _loc(keyword))
 
     def vocab(self, keyword, *items):
-        return ast.Vocab([self._vocab_item(item) for item in items], _loc(keyword))
+        return syntax_tree.Vocab([self._vocab_item(item) for item in items], _loc(keyword))
 
     @staticmethod
     def _vocab_item(item):
-        if isinstance(item, ast.Literal):
+        if isinstance(item, syntax_tree.Literal):
             return item
-        return ast.Literal(item.value[1:-1] if item.type == "STRING" else item.value, _loc(item))
+        return syntax_tree.Literal(item.value[1:-1] if item.type == "STRING" else item.value, _loc(item))
 
     def max_len(self, keyword, value):
-        return ast.MaxLen(value, _loc(keyword))
+        return syntax_tree.MaxLen(value, _loc(keyword))
 
     def causal(self, keyword):
-        return ast.Causal(_loc(keyword))
+        return syntax_tree.Causal(_loc(keyword))
 
     def output(self, keyword, value):
-        return ast.Output(value, _loc(keyword))
+        return syntax_tree.Output(value, _loc(keyword))
 
     def signed_number(self, *tokens):
         return _number(tokens[-1], negative=len(tokens) == 2)
 
     def ternary(self, then, keyword, cond, orelse):
-        return ast.Ternary(then, cond, orelse, _loc(keyword))
+        return syntax_tree.Ternary(then, cond, orelse, _loc(keyword))
 
     def binary(self, left, op, right):
-        return ast.Binary(op.value, left, right, _loc(op))
+        return syntax_tree.Binary(op.value, left, right, _loc(op))
 
     def compare(self, left, op, right, *more):
         if more:
             raise RaspSyntaxError(
                 f"chained comparisons are not supported; write 'a {op} b and b {more[0]} c'", _loc(more[0])
             )
-        return ast.Binary(op.value, left, right, _loc(op))
+        return syntax_tree.Binary(op.value, left, right, _loc(op))
 
     def comparator(self, *tokens):
         """`==`, ..., `in`, or `not in` (two tokens), as one token placed at its first."""
         return tokens[0] if len(tokens) == 1 else Token.new_borrow_pos("COMP_OP", "not in", tokens[0])
 
     def index(self, value, bracket, position):
-        return ast.Index(value, position, _loc(bracket))
+        return syntax_tree.Index(value, position, _loc(bracket))
 
     def tuple(self, parenthesis, *items):
-        return ast.Tuple(list(items), _loc(parenthesis))
+        return syntax_tree.Tuple(list(items), _loc(parenthesis))
 
     def unary(self, op, operand):
-        return ast.Unary(op.value, operand, _loc(op))
+        return syntax_tree.Unary(op.value, operand, _loc(op))
 
     def name(self, token):
-        return ast.Name(token.value, _loc(token))
+        return syntax_tree.Name(token.value, _loc(token))
 
     def number(self, token):
         return _number(token)
 
     def string(self, token):
-        return ast.Literal(token.value[1:-1], _loc(token))
+        return syntax_tree.Literal(token.value[1:-1], _loc(token))
 
     def true(self, token):
-        return ast.Literal(True, _loc(token))
+        return syntax_tree.Literal(True, _loc(token))
 
     def false(self, token):
-        return ast.Literal(False, _loc(token))
+        return syntax_tree.Literal(False, _loc(token))
 
     def call(self, name, *args):
-        first = next((i for i, arg in enumerate(args) if isinstance(arg, ast.Keyword)), len(args))
-        late = next((arg for arg in args[first:] if not isinstance(arg, ast.Keyword)), None)
+        first = next((i for i, arg in enumerate(args) if isinstance(arg, syntax_tree.Keyword)), len(args))
+        late = next((arg for arg in args[first:] if not isinstance(arg, syntax_tree.Keyword)), None)
         if late is not None:  # Python's rule: f(a, k=1, b) is refused, not read as f(a, b, k=1)
             raise RaspSyntaxError(
                 f"a positional argument cannot follow the keyword argument '{args[first].name}='", late.loc
             )
-        return ast.Call(name.value, list(args), _loc(name))
+        return syntax_tree.Call(name.value, list(args), _loc(name))
 
     def keyword(self, name, value):
-        return ast.Keyword(name.value, value, _loc(name))
+        return syntax_tree.Keyword(name.value, value, _loc(name))
 
     def compare_op(self, token):
-        return ast.CompareOp(token.value, _loc(token))
+        return syntax_tree.CompareOp(token.value, _loc(token))
 
     @v_args(meta=True, inline=False)
     def lambda_(self, meta, children):
         keyword, *params, body = children
         written = self.text[meta.start_pos : meta.end_pos]
         text = re.sub(r"\s*\n\s*", " ", written)  # a lambda spread over lines reads as one
-        return ast.Lambda([ast.Name(t.value, _loc(t)) for t in params], body, text, _loc(keyword))
+        return syntax_tree.Lambda([syntax_tree.Name(t.value, _loc(t)) for t in params], body, text, _loc(keyword))

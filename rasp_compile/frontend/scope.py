@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, Union
 
-from . import ast
+from . import syntax_tree
 from .. import ir
 from ..errors import Loc, RaspNameError
 from .lambda_eval import literal
@@ -61,14 +61,14 @@ class Lowering(Protocol):
     (`expressions.ExpressionLowering`): its state and its expression lowering."""
 
     globals: Scope
-    defs: dict[str, ast.Def]
+    defs: dict[str, syntax_tree.Def]
     bound_later: dict[str, Loc]
     expansions: int
 
-    def expr(self, e: ast.Node, scope: Scope) -> Value:
+    def expr(self, e: syntax_tree.Node, scope: Scope) -> Value:
         """An expression lowered to an s-op, a selector or a constant."""
 
-    def lookup(self, name: ast.Name, scope: Scope) -> Value:
+    def lookup(self, name: syntax_tree.Name, scope: Scope) -> Value:
         """The value a name has in `scope`; a located RaspError if it has none."""
 
     def bind(self, name: str, value: Value | None, loc: Loc, scope: Scope) -> None:
@@ -81,15 +81,15 @@ class Lowering(Protocol):
         """The scalar a constant s-op made by `as_sop` holds; None for any other s-op."""
 
 
-def kind(value: Value | ast.Node) -> str:
+def kind(value: Value | syntax_tree.Node) -> str:
     """How a value reads in a message: "an s-op", "a selector", "the number 3", ..."""
     if isinstance(value, ir.SOp):
         return "an s-op"
     if isinstance(value, ir.Selector):
         return "a selector"
-    if isinstance(value, ast.Lambda):
+    if isinstance(value, syntax_tree.Lambda):
         return "a lambda"
-    if isinstance(value, ast.CompareOp):
+    if isinstance(value, syntax_tree.CompareOp):
         return f"the comparison operator '{value.op}'"
     if isinstance(value, bool):
         return f"the boolean {literal(value)}"
@@ -105,7 +105,7 @@ def check_bindable(name: str, loc: Loc) -> None:
         raise RaspNameError(f"'{name}' is built in and cannot be rebound", loc)
 
 
-def check_distinct(params: list[ast.Name]) -> None:
+def check_distinct(params: list[syntax_tree.Name]) -> None:
     seen: set[str] = set()
     for param in params:
         check_bindable(param.name, param.loc)
