@@ -3,7 +3,7 @@
     python bench/fuzz.py [--count 2000] [--seed 0] [--max-len N] [--numerical]
 
 Program i comes from `tests/random_programs.random_program(random.Random(seed * 1_000_003 + i))`,
-and the same generator then draws its 50 random inputs (`random_inputs`), so a program and its
+and the same generator then draws its 50 random inputs (`tests/differential.random_inputs`), so a program and its
 inputs are reproduced from (seed, i) alone. Each program is checked (value sets inferred) first:
 a program the checker refuses with a RaspError is counted as "rejected", not as a failure. Every
 other program is compiled to float32 weights and compared with the reference interpreter
@@ -36,8 +36,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from differential import disagreements  # noqa: E402  (tests/ has no __init__)
-from random_programs import random_inputs, random_program  # noqa: E402
+from differential import disagreements, random_inputs  # noqa: E402  (tests/ has no __init__)
+from random_programs import random_program  # noqa: E402
 
 from rasp_compile import ir  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
@@ -78,7 +78,8 @@ def check_program(seed: int, index: int, max_len: int | None = None, numerical: 
             program = dataclasses.replace(program, max_len=max_len)
         if not accepted(program):
             return Outcome(index, rng_seed, "rejected", program=program)
-        inputs = random_inputs(program, rng, NUMERICAL_INPUTS if numerical else INPUTS_PER_PROGRAM)
+        count = NUMERICAL_INPUTS if numerical else INPUTS_PER_PROGRAM
+        inputs = random_inputs(program.vocab, program.max_len, count, rng)
         try:
             model = compile_program(program)
         except RaspPrecisionError:

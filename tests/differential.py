@@ -58,9 +58,10 @@ def every_input(vocab, max_len: int, limit: int | None = None) -> list[list]:
     return [list(tokens) for tokens in itertools.islice(every, limit)]
 
 
-def random_inputs(vocab, max_len: int, count: int, seed: int) -> list[list]:
-    """`count` seeded random sequences of random lengths 1..max_len."""
-    rng = random.Random(seed)
+def random_inputs(vocab, max_len: int, count: int, rng: random.Random | int) -> list[list]:
+    """`count` random sequences over `vocab`, of random lengths 1..max_len, drawn from `rng`: a
+    generator (which moves on, so a program and its inputs can come from one seed) or a seed."""
+    rng = rng if isinstance(rng, random.Random) else random.Random(rng)
     return [[rng.choice(vocab) for _ in range(rng.randint(1, max_len))] for _ in range(count)]
 
 

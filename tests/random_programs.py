@@ -219,10 +219,3 @@ def random_program(rng: random.Random) -> ir.Program:
 @st.composite
 def programs(draw) -> ir.Program:
     return build_program(Chooser(lambda lo, hi: draw(st.integers(lo, hi))))
-
-
-def random_inputs(program: ir.Program, rng: random.Random, count: int) -> list[list]:
-    """`count` inputs of random lengths 1..max_len over the program's vocab."""
-    return [
-        [rng.choice(program.vocab) for _ in range(rng.randint(1, program.max_len))] for _ in range(count)
-    ]

@@ -55,7 +55,7 @@ def test_compiled_at_max_len_16_equals_interpreter(path: Path):
     program = load_program(path)
     model = compile_program(program, max_len=LONG)
     long_program = dataclasses.replace(program, max_len=LONG)
-    inputs = random_inputs(program.vocab, LONG, RANDOM_INPUTS, seed=16)
+    inputs = random_inputs(program.vocab, LONG, RANDOM_INPUTS, rng=16)
     bad, checked = disagreements(model, long_program, inputs)
     assert checked >= RANDOM_INPUTS * 0.9
     assert bad == []
@@ -76,7 +76,7 @@ def test_saved_file_runs_the_same(path: Path, tmp_path: Path):
 def test_bos_residual_does_not_depend_on_the_input(path: Path):
     program = load_program(path)
     model = compile_program(program, dtype=np.float64)
-    inputs = random_inputs(program.vocab, program.max_len, 20, seed=3)
+    inputs = random_inputs(program.vocab, program.max_len, 20, rng=3)
     bos_rows = []
     for tokens in inputs:
         steps = trace(model, np.array([encode(model, tokens)]))

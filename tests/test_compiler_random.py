@@ -4,8 +4,6 @@ run is repeatable; bench/fuzz.py runs thousands more."""
 
 from __future__ import annotations
 
-import random
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,8 +11,8 @@ from rasp_compile import ir
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.frontend.infer import infer_value_sets
 
-from differential import disagreements
-from random_programs import programs, random_inputs
+from differential import disagreements, random_inputs
+from random_programs import programs
 
 
 @settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
@@ -22,7 +20,7 @@ from random_programs import programs, random_inputs
 def test_compiled_random_program_equals_interpreter(program: ir.Program):
     infer_value_sets(program)
     model = compile_program(program)
-    bad, checked = disagreements(model, program, random_inputs(program, random.Random(0), 30))
+    bad, checked = disagreements(model, program, random_inputs(program.vocab, program.max_len, 30, rng=0))
     assert bad == [], bad[:3]
 
 
@@ -32,5 +30,5 @@ def test_each_optimisation_can_be_switched_off(program: ir.Program, disabled: st
     """The tests run both ways: any one pass off, or all of them, still gives the same answers."""
     for switched_off in ([disabled], list(OPTIMIZATIONS)):
         model = compile_program(program, disabled=switched_off)
-        bad, _ = disagreements(model, program, random_inputs(program, random.Random(1), 20))
+        bad, _ = disagreements(model, program, random_inputs(program.vocab, program.max_len, 20, rng=1))
         assert bad == [], (switched_off, bad[:3])

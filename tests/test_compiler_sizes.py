@@ -122,7 +122,7 @@ def test_a_table_of_two_position_values_is_an_embedding_of_the_values_it_reaches
     model = compile_program(program)
     assert model.meta["layers"] == [] or all(layer["d_mlp"] == 0 for layer in model.meta["layers"])
     assert model.params["wte"].shape[1] <= 21  # bos and the 20 values reached
-    assert_agree(model, program, random_inputs(program.vocab, program.max_len, 300, seed=20))
+    assert_agree(model, program, random_inputs(program.vocab, program.max_len, 300, rng=20))
 
 
 def test_the_linear_read_out_keeps_only_the_pairs_the_positions_give():

@@ -23,8 +23,8 @@ from rasp_compile.errors import WeightsError
 from rasp_compile.runtime.model import validate
 from rasp_compile.tools.interpret import evaluate
 
-from differential import disagreements
-from random_programs import random_inputs, random_program
+from differential import disagreements, random_inputs
+from random_programs import random_program
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 
@@ -85,7 +85,7 @@ def test_generated_programs_stay_within_their_recorded_bounds(seed: int):
         model = compile_program(program)
     except RaspError:
         return  # refused (its checker, or a precision it cannot prove): nothing claimed
-    assert_within_bounds(model, program, random_inputs(program, rng, 6))
+    assert_within_bounds(model, program, random_inputs(program.vocab, program.max_len, 6, rng))
 
 
 @pytest.mark.parametrize("name, max_len, dtype", [

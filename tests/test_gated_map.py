@@ -106,7 +106,7 @@ def test_gated_programs_agree_with_the_interpreter_on_every_input(text: str):
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_gated_programs_agree_at_max_len_40(text: str):
     program = parse_program(text, max_len=40)
-    assert_agree(compiled_exactly(program), program, random_inputs(program.vocab, 40, 300, seed=40))
+    assert_agree(compiled_exactly(program), program, random_inputs(program.vocab, 40, 300, rng=40))
 
 
 def test_the_running_count_is_one_layer_of_one_unit_per_length():

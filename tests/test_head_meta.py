@@ -12,6 +12,7 @@ import numpy as np
 
 import random_programs
 import rasp_compile as rc
+from differential import random_inputs
 from rasp_compile import ir
 
 SELECTED = 0.01  # a key with more attention than this is one the head selects (exact weights give >= 1/(n+1))
@@ -37,7 +38,7 @@ def _check_heads(seed: int) -> int:
     _name_every_select(program)
     model = rc.compile(program)
     checked = 0
-    for tokens in random_programs.random_inputs(program, random.Random(seed), 3):
+    for tokens in random_inputs(program.vocab, program.max_len, 3, rng=seed):
         try:
             matrices = rc.evaluate_all(program, tokens)
         except rc.RaspError:

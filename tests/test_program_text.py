@@ -5,8 +5,6 @@ tests/test_compiler_random.py checks the same programs built directly in Python.
 
 from __future__ import annotations
 
-import random
-
 from hypothesis import HealthCheck, given, settings
 
 from rasp_compile import ir
@@ -15,9 +13,9 @@ from rasp_compile.errors import RaspRuntimeError
 from rasp_compile.frontend import parse_program
 from rasp_compile.tools.interpret import evaluate
 
-from differential import disagreements
+from differential import disagreements, random_inputs
 from program_text import program_text
-from random_programs import programs, random_inputs
+from random_programs import programs
 
 
 def _outcome(program: ir.Program, tokens: list) -> list | str:
@@ -33,7 +31,7 @@ def _outcome(program: ir.Program, tokens: list) -> list | str:
 def test_a_program_read_back_from_its_text_means_the_same(program: ir.Program):
     text = program_text(program)
     parsed = parse_program(text, "generated.rasp")
-    inputs = random_inputs(program, random.Random(2), 30)
+    inputs = random_inputs(program.vocab, program.max_len, 30, rng=2)
     for tokens in inputs:
         assert _outcome(parsed, tokens) == _outcome(program, tokens), (text, tokens)
     bad, _ = disagreements(compile_program(parsed), parsed, inputs)

@@ -71,7 +71,7 @@ def test_split_programs_agree_with_the_interpreter_on_every_input(text: str):
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_split_programs_agree_at_max_len_32(text: str):
     program = parse_program(text, max_len=32)
-    assert_agree(compile_program(program), program, random_inputs(program.vocab, 32, 200, seed=32))
+    assert_agree(compile_program(program), program, random_inputs(program.vocab, 32, 200, rng=32))
 
 
 @pytest.mark.parametrize("name", ["most_freq", "sort_freq"])
@@ -95,7 +95,7 @@ def test_no_split_whose_heads_would_score_the_index_by_one_hot_tables():
     assert model.params.keys() == whole.params.keys()
     assert all((model.params[k] == whole.params[k]).all() for k in model.params)
     assert sum(a.size for a in model.params.values()) < 1_000_000
-    assert_agree(model, program, random_inputs(program.vocab, 64, 30, seed=64))
+    assert_agree(model, program, random_inputs(program.vocab, 64, 30, rng=64))
 
 
 def test_a_table_of_the_token_and_the_index_is_split_too():
@@ -191,4 +191,4 @@ output aggregate(select(w + indices, indices, ==), tokens)
     assert build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS)).split
     model = compile_program(program)
     assert len(model.meta["layers"]) == len(compile_program(program, disabled=["split-keys"]).meta["layers"])
-    assert_agree(model, program, random_inputs(program.vocab, program.max_len, 50, seed=24))
+    assert_agree(model, program, random_inputs(program.vocab, program.max_len, 50, rng=24))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import random
 import sys
 from functools import cache
 from pathlib import Path
@@ -52,7 +51,7 @@ def named_values(program: ir.Program, tokens: list) -> dict | None:
 def test_sop_reads_back_what_the_interpreter_computes(path):
     program, model = compiled(path)
     held = set()
-    for tokens in random_inputs(program.vocab, program.max_len, 12, seed=len(path.stem)):
+    for tokens in random_inputs(program.vocab, program.max_len, 12, rng=len(path.stem)):
         expected = named_values(program, tokens)
         if expected is None:
             continue
@@ -95,7 +94,7 @@ def test_sop_agrees_on_any_input_of_sort_freq(data):
 @given(random_programs.programs())
 def test_random_programs_heads_are_described_and_sops_read_back(program: ir.Program):
     model = rc.compile(program)
-    for tokens in random_programs.random_inputs(program, random.Random(2), 4):
+    for tokens in random_inputs(program.vocab, program.max_len, 4, rng=2):
         expected = named_values(program, tokens)
         if expected is None:
             continue
@@ -130,7 +129,7 @@ def test_every_head_is_described_by_the_select_whose_pattern_it_draws(path, tmp_
     loaded = rc.load(tmp_path / "m.npz")
     assert loaded.meta["heads"] == json.loads(json.dumps(model.meta["heads"]))
     nodes = head_nodes(program)
-    tokens = random_inputs(program.vocab, program.max_len, 1, seed=3)[0]
+    tokens = random_inputs(program.vocab, program.max_len, 1, rng=3)[0]
     t = rc.trace(loaded, tokens)
     assert len(t.heads) == sum(layer["n_head"] for layer in model.meta["layers"]) > 0
     for head in t.heads:
@@ -155,7 +154,7 @@ def test_trace_names_every_head_by_its_select(capsys, tmp_path, monkeypatch):
     for path in PROGRAMS:
         program, model = compiled(path)
         rc.save(model, tmp_path / "m.npz")
-        tokens = random_inputs(program.vocab, program.max_len, 1, seed=5)[0]
+        tokens = random_inputs(program.vocab, program.max_len, 1, rng=5)[0]
         words = [t if isinstance(t, str) else json.dumps(t) for t in tokens]
         assert run_cmd.main([str(tmp_path / "m.npz"), " ".join(words), "--trace"]) == 0
         out = capsys.readouterr().out
@@ -178,7 +177,7 @@ def test_qk_form_gives_the_scores_the_forward_pass_sees(path):
     _, model = compiled(path)
     model = astype(model, np.float64)
     program = compiled(path)[0]
-    tokens = random_inputs(program.vocab, program.max_len, 1, seed=7)[0]
+    tokens = random_inputs(program.vocab, program.max_len, 1, rng=7)[0]
     t = rc.trace(model, tokens)
     entering = [t.stages[0].x] + t.after_layer  # the residual entering each block
     for i, layer in enumerate(model.meta["layers"]):
@@ -215,7 +214,7 @@ def test_to_pandas_when_installed():
 def test_reprs_are_short():
     for path in PROGRAMS:
         program, model = compiled(path)
-        t = rc.trace(model, random_inputs(program.vocab, program.max_len, 1, seed=1)[0])
+        t = rc.trace(model, random_inputs(program.vocab, program.max_len, 1, rng=1)[0])
         for shown in (repr(program), repr(model), repr(t), repr(model.head(0, 0)) if t.heads else ""):
             assert len(shown) < 300 and "\n" not in shown
         assert len(model._repr_html_()) < 20_000  # most_freq's repr was 39,478 characters

@@ -59,7 +59,7 @@ def test_paren_depth_at_max_len_300_agrees_on_its_extremes():
     times the count (about 2e-5 at 300), which a numerical answer near 0 would show."""
     program = parse_program(running("lambda b, n: b * n", 300).replace("output depth", "output map(lambda d: round(d), depth)"))
     extremes = [["("] * 300, [")"] * 300, ["("] * 150 + [")"] * 150, ["(", ")"] * 150, [")"] * 299 + ["("]]
-    assert_agree(compile_program(program), program, extremes + random_inputs(program.vocab, 300, 20, seed=300))
+    assert_agree(compile_program(program), program, extremes + random_inputs(program.vocab, 300, 20, rng=300))
 
 
 def test_what_is_no_product_of_a_running_mean_and_its_count_is_left_alone():

@@ -80,7 +80,7 @@ def test_reverse_at_max_len_256_agrees_with_the_interpreter():
                             "output aggregate(select(indices, opposite, ==), tokens)\n")
     model = compile_program(program)
     assert not any(label.startswith("indices:") for label in model.meta["residual"])  # no index one-hot
-    assert_agree(model, program, random_inputs(program.vocab, 256, 20, seed=256))
+    assert_agree(model, program, random_inputs(program.vocab, 256, 20, rng=256))
 
 
 def test_a_width_over_keys_that_are_not_positions_keeps_its_head():
@@ -118,5 +118,5 @@ def test_a_target_on_an_index_at_every_length_is_matched_surely():
     assert not answer_head(shifted).score.always_selects
     model = compile_program(shifted)
     assert evaluate(shifted, ["a", "b", "b"]) == ["-", "b", "b"]  # n - i: 3, 2, 1
-    assert_agree(model, shifted, random_inputs(shifted.vocab, 100, 30, seed=100))
-    assert_agree(compile_program(reverse), reverse, random_inputs(reverse.vocab, 100, 30, seed=101))
+    assert_agree(model, shifted, random_inputs(shifted.vocab, 100, 30, rng=100))
+    assert_agree(compile_program(reverse), reverse, random_inputs(reverse.vocab, 100, 30, rng=101))
