@@ -139,3 +139,14 @@ def test_a_flag_meant_to_repeat_still_repeats(capsys):
 def test_an_abbreviated_flag_is_the_same_flag(capsys):
     err = one_line_error(capsys, compile_cmd.main, AAB, "--max-len", "6", "--max", "7")
     assert "given twice (6, then 7)" in err
+
+
+def test_report_and_weights_outputs_are_checked_alike_before_any_work(tmp_path, capsys):
+    """--html is refused for a name the system cannot take before the weights are even read, as
+    --emit is before compiling: both use one check."""
+    too_long = str(tmp_path / ("x" * 5_000 + ".html"))
+    missing = str(tmp_path / "missing.npz")
+    assert run_cmd.main([missing, "ab", "--html", too_long]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("rasp-run: error: argument --html:") and "File name too long" in error
+    assert error.count("\n") == 1

@@ -193,3 +193,12 @@ def test_a_function_failing_with_an_empty_message_is_named_by_its_kind():
         rc.compile(ir.Program(output=ir.SelectorWidth(select), vocab=("a", "b"), max_len=2))
     with pytest.raises(RaspValueError, match=r"KeyError: 'c'"):
         rc.compile(ir.Program(output=ir.Map(lambda t: {"a": 1}[t] if t == "c" else 1, ir.tokens), vocab=("a", "c"), max_len=2))
+
+
+def test_a_python_vocab_holding_equal_tokens_is_refused():
+    """ir.Program(vocab=(1, True)): the value sets held one token, the model embedded two, and
+    compiling a map of the tokens crashed with a KeyError inside the compiler."""
+    for vocab in ((1, True), (1, 1.0), ("a", "a")):
+        program = ir.Program(ir.Map(lambda t: str(t), ir.tokens), vocab, 2)
+        with pytest.raises(rc.RaspError, match="which are equal to Python; keep one"):
+            rc.compile(program)

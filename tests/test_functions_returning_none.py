@@ -120,3 +120,11 @@ def test_in_rasp_text_a_lambda_may_return_none_only_through_python():
     and converted tracr programs are where None comes from)."""
     with pytest.raises(rc.RaspError):
         rc.compile("vocab {a}\nmax_len 2\noutput map(lambda x: None, tokens)\n")
+
+
+def test_a_python_function_returning_none_gives_none_in_the_model_too():
+    """The compiled model gave 2 where the interpreter gave none (a map returning None for 1):
+    None from a function is none at that position, in the interpreter and the model alike."""
+    partial = rasp.Map(lambda x: None if x == 1 else x, rasp.tokens).named("partial")
+    model = rc.compile_rasp_to_model(partial, vocab={1, 2}, max_seq_len=2)
+    assert rasp.evaluate(partial, [1, 2]) == rc.run(model, [1, 2]) == [None, 2]

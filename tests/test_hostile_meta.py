@@ -26,7 +26,7 @@ from rasp_compile.errors import InputError, WeightsError
 from rasp_compile.interop.labels import labels_of
 from rasp_compile.runtime.forward import input_vocab
 from rasp_compile.safe_text import shortened
-from rasp_compile.tools.inspect_weights import format_model
+from rasp_compile.tools.inspect_weights import format_model, labelled_blocks
 
 pytestmark = pytest.mark.off_schema  # its files break meta on purpose (tests/conftest.py)
 
@@ -212,3 +212,62 @@ def test_a_head_whose_kind_is_not_a_string_is_unknown(tmp_path, kind):
     assert "unknown" in model.head(0, 0).description.title and "unknown" in model._repr_html_()
     assert "unknown" in rc.trace(model, ["a", "b"]).heads[0].title
     assert run_quietly([str(tmp_path / "k.npz"), "a b", "--trace"])[0] == 0
+
+
+def aab_with_meta(**changes) -> rc.Model:
+    """aab's model with `changes` to its meta (the same params)."""
+    meta, params = meta_and_params("aab")
+    return rc.Model({**json.loads(meta), **changes}, params)
+
+
+def sops_numerical_where_labels_say_categorical() -> rc.Model:
+    """meta.sops calls a one-hot (`tokens:a`, `tokens:b`) numerical: no dimension is named `tokens`."""
+    sops = json.loads(meta_and_params("aab")[0])["sops"]
+    sops["tokens"] = {"encoding": "numerical", "values": [1, 2]}
+    return aab_with_meta(sops=sops)
+
+
+def sops_numbers_not_finite() -> rc.Model:
+    sops = json.loads(meta_and_params("aab")[0])["sops"]
+    sops["indices.value"]["values"] = [float("nan"), 10**400, 1, 2]
+    return aab_with_meta(sops=sops)
+
+
+LYING = {"numerical-one-hot": sops_numerical_where_labels_say_categorical,
+         "numbers-not-finite": sops_numbers_not_finite}
+
+
+@pytest.mark.parametrize("make", LYING.values(), ids=LYING.keys())
+def test_trace_degrades_on_meta_sops_that_lie(make, tmp_path, capsys):
+    model = make()
+    t = rc.trace(model, list("aab"))
+    assert t.output == rc.run(aab_with_meta(), "aab")
+    assert t.sop("tokens") == list("aab")  # read from the labels when meta.sops contradicts them
+    assert all(v in (0, 1, 2) for v in t.sop("indices.value"))
+    rc.save(model, tmp_path / "lying.npz")
+    for flags in (["--trace"], ["--trace", "--json"], ["--html", str(tmp_path / "r.html")]):
+        assert run_cmd.main([str(tmp_path / "lying.npz"), "aab", *flags]) == 0
+    capsys.readouterr()
+
+
+def test_a_file_without_residual_labels_gets_the_same_labels_in_every_report():
+    meta, params = meta_and_params("aab")
+    unlabelled = rc.Model({k: v for k, v in json.loads(meta).items() if k != "residual"}, params)
+    expected = tuple(f"d{i}" for i in range(unlabelled.d_model))
+    assert rc.trace(unlabelled, list("ab")).labels == expected
+    assert unlabelled.head(0, 0).W_O.columns == expected
+    assert labelled_blocks(unlabelled)[0].col_labels == expected
+    assert labels_of(unlabelled, n_heads=1).residual == expected
+
+
+def test_a_lone_surrogate_in_meta_is_refused_at_load(tmp_path, capsys):
+    """JSON can spell "\\udcff"; no page or terminal can show it: --html ended in a
+    UnicodeEncodeError traceback, a notebook could not send the model's view."""
+    meta, params = meta_and_params("aab")
+    meta = json.loads(meta)
+    meta["vocab"][1] = "b\udcff"
+    write_raw(tmp_path / "s.npz", meta, params)
+    for flags in (["a"], ["a", "--html", str(tmp_path / "r.html")], ["a", "--trace"]):
+        assert run_cmd.main([str(tmp_path / "s.npz"), *flags]) == 2
+        error = capsys.readouterr().err
+        assert "lone surrogate" in error and error.count("\n") == 1 and "\\udcff" in error

@@ -1,18 +1,23 @@
 """No string from a program, a weights file or a file name reaches the terminal raw: every command
 and report is run on vocab tokens, labels, names, meta fields and file names holding ESC sequences,
 BEL, line separators, bidirectional overrides and rich markup, and everything printed must be
-printable characters and line breaks, with the markup shown as written."""
+printable characters and line breaks, with the markup shown as written; the reprs a REPL prints
+are escaped and short too, and a lone surrogate in program text is a located syntax error."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from rasp_compile import compile
+from rasp_compile import compile, ir, load_program, parse_program, rasp
 from rasp_compile.cli import compile_cmd, run_cmd
+from rasp_compile.errors import RaspSyntaxError, format_error
+from rasp_compile.runtime.model import Model
 from rasp_compile.runtime.weights_file import save
 
+PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 TITLE = "\x1b]0;owned\x07"  # sets the terminal window's title
 CLEAR = "\x1b[2J"
 BIDI = "\u202eba"  # shows as "ab"
@@ -140,3 +145,31 @@ def test_an_output_encoding_without_the_characters_gets_escapes_not_a_traceback(
         done = subprocess.run([sys.executable, "-m", "rasp_compile.cli.run_cmd", str(program), "éa", *extra],
                               capture_output=True, timeout=60, env={**os.environ, "PYTHONIOENCODING": "ascii"})
         assert done.returncode == 0 and b"Traceback" not in done.stderr and b"\\xe9" in done.stdout
+
+
+def test_reprs_of_hostile_strings_stay_short_and_terminal_safe():
+    """A REPL prints reprs to the terminal: vocab tokens, names and titles from a file or from
+    Python are escaped and shortened there too."""
+    hostile_text = "</script><img src=x onerror=alert(1)>\x1b]0;pwned\x07\u202e"
+    aab = compile(load_program(PROGRAMS / "aab.rasp"))
+    meta = dict(aab.meta, vocab=[hostile_text * 1000, "b\x1b[2J", "BOS"],
+                heads=[[dict(aab.meta["heads"][0][0], sop=hostile_text * 1000)]],
+                output=dict(aab.meta["output"], name=hostile_text))
+    hostile_model = Model(meta, aab.params)
+    head = hostile_model.head(0, 0)
+    named = rasp.Map(lambda x: x, rasp.tokens).named(hostile_text * 10_000)
+    program = ir.Program(ir.Map(ir.Fn(lambda t: t, hostile_text * 1000), ir.tokens), (hostile_text, "b"), 3,
+                         filename=hostile_text, output_name=hostile_text)
+    for text in (repr(hostile_model), repr(head), repr(head.QK), repr(named), repr(program), repr(program.output)):
+        assert all(c.isprintable() for c in text) and len(text) < 1_000, text[:200]
+    assert "\\x1b]0;pwned\\x07\\u202e" in repr(program)
+
+
+def test_a_lone_surrogate_in_program_text_is_a_located_syntax_error():
+    """A Python str can hold "\\udcff" (a file cannot): the value it made could be neither saved
+    nor shown, and compiling ended in a WeightsError about meta."""
+    text = 'vocab {a}\nmax_len 2\noutput map(lambda t: t + "\udcff", tokens)'
+    with pytest.raises(RaspSyntaxError, match="lone surrogate") as caught:
+        parse_program(text)
+    assert (caught.value.loc.line, caught.value.loc.col) == (3, 27)
+    assert "\\udcff" in format_error(caught.value, text, "p.rasp")

@@ -1,7 +1,11 @@
 """Every misuse of the language additions is a located error (FILE:LINE:COL, the source line and
-a caret), naming the user's lambda and values where a lambda fails."""
+a caret), naming the user's lambda and values where a lambda fails (the same values in every run)."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -119,3 +123,19 @@ def test_a_vocab_the_command_line_cannot_type_is_refused(vocab, col, fragment):
 @pytest.mark.parametrize("vocab", ['{"-1", 1}', '{"1a", 1}', '{"(", ")"}', "{1, 2.5}"])
 def test_tokens_that_read_differently_are_accepted(vocab):
     assert parse_program(f"vocab {vocab}\nmax_len 3\noutput tokens").vocab
+
+
+def test_the_first_failure_reported_is_the_same_in_every_run():
+    """Value sets are sets: tried in their iteration order, the value an error names changed with
+    Python's hash seed ('cherry' in one run, 'bananas' in the next)."""
+    head = "vocab {apple, bananas, cherry, b, c}\nmax_len 3\n"
+    failing = {"map": 'output map(lambda t: "xyz"[len(t)], tokens)',
+               "select": 'output selector_width(select(tokens, tokens, lambda k, q: "xyz"[len(k)] == q))'}
+    script = ("import sys, rasp_compile as rc\n"
+              "try: rc.parse_program(sys.argv[1])\n"
+              "except rc.RaspError as e: print(e)\n")
+    for name, line in failing.items():
+        runs = {subprocess.run([sys.executable, "-c", script, head + line], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+        assert len(runs) == 1, runs
+        assert "fails on ('apple'" in runs.pop(), name

@@ -106,3 +106,21 @@ def test_means_of_floats_agree_between_interpreter_and_inference_on_random_value
         mean = exact_mean(chosen)
         assert mean == float(sum(map(Fraction, chosen)) / len(chosen))
         assert mean in possible_means(frozenset(pool), 4, rasp.tokens)
+
+
+def outputs(source: str, tokens: list) -> tuple[list, list]:
+    """The interpreter's and the compiled model's outputs of the program `source` on `tokens`."""
+    program = rc.parse_program(source)
+    return rc.evaluate(program, tokens), rc.run(rc.compile(program), tokens)
+
+
+def test_a_float_a_lambda_returns_is_kept_as_python_computed_it():
+    source = """vocab {0, 1}
+max_len 2
+output map(lambda x: str(x + 0.1 + 0.2) + "," + str(0.1 + 0.2 == 0.3) + "," + str(x + 0.1 + 0.2 - 0.3), tokens)
+"""
+    interpreted, compiled = outputs(source, [0, 1])
+    assert interpreted == compiled == ["0.30000000000000004,false,5.551115123125783e-17",
+                                       "1.3,false,1.0"]
+    interpreted, compiled = outputs("vocab {0}\nmax_len 1\noutput map(lambda x: x + 0.1 + 0.2, tokens)", [0])
+    assert interpreted == compiled == [0 + 0.1 + 0.2] != [0.3]

@@ -215,3 +215,39 @@ def test_a_function_returning_no_value_is_located():
     listy = rasp.Map(lambda x: [x], rasp.tokens)
     with pytest.raises(RaspValueError, match=r"fails on \(1\): it returns \[1\], which is no value"):
         rc.compile_rasp_to_model(listy, vocab={1}, max_seq_len=2)
+
+
+def test_a_map_of_a_numerical_map_keeps_its_none_to_zero_step():
+    """numerical(Map(f, x)) is 0 where x is none; a map of it sees that 0. Composing the two maps
+    (tracr's simplify) would make the result none there instead."""
+    prev = rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q - 1), rasp.tokens)
+    inner = rasp.numerical(rasp.Map(lambda x: 1, prev, simplify=False))
+    outer = rasp.Map(lambda x: x + 10, inner)
+    expected = [10, 11, 11]  # position 0 has no previous token: inner is 0 there
+    assert rasp.evaluate(outer, ["a", "b", "a"]) == expected
+    model = rc.compile_rasp_to_model(outer, vocab={"a", "b"}, max_seq_len=3)
+    assert rc.run(model, ["a", "b", "a"]) == expected
+
+
+def test_python_functions_may_return_numpy_scalars():
+    """Research code computes with NumPy: a function returning np.int64, np.bool_ or np.float32
+    (alone or in a tuple) means the Python value it holds."""
+    functions = {"int64": (lambda x: np.int64(x) * 2, [2, 4]),
+                 "bool_": (lambda x: np.bool_(x > 1), [False, True]),
+                 "float32": (lambda x: np.float32(x) / 2, [0.5, 1.0]),
+                 "tuple": (lambda x: (np.int64(x), 1), None)}
+    for name, (function, expected) in functions.items():
+        sop = rasp.Map(function, rasp.tokens)
+        if expected is None:  # a tuple is an intermediate value: read its first item
+            sop, expected = rasp.Map(lambda t: t[0] + t[1], sop, simplify=False), [2, 3]
+        model = rc.compile_rasp_to_model(sop, vocab={1, 2}, max_seq_len=2)
+        assert rasp.evaluate(sop, [1, 2]) == rc.run(model, [1, 2]) == expected, name
+        assert all(type(v) in (int, float, bool) for v in rasp.evaluate(sop, [1, 2])), name
+
+
+def test_a_function_that_is_not_callable_is_refused_when_the_program_is_built():
+    for build in (lambda: ir.Select(ir.tokens, ir.tokens, 5), lambda: rasp.Map(3, rasp.tokens),
+                  lambda: rasp.SequenceMap("x", rasp.tokens, rasp.indices),
+                  lambda: rasp.Select(rasp.tokens, rasp.tokens, None)):
+        with pytest.raises(TypeError, match="expected a function"):
+            build()

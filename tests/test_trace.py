@@ -259,3 +259,9 @@ def test_trace_json_lists_heads_and_titles_patterns(capsys):
     assert titles[2] == ("layer 1 head 0: output = aggregate(select(smaller, indices, <=) and "
                          "select(not_larger, indices, >), tokens)")
     assert report["stages"][-1]["values"]["output"] == [1, 2, 3]
+
+
+def test_a_trace_of_too_many_tokens_says_max_len_not_n_ctx():
+    _, model = compiled(PROGRAMS[[p.stem for p in PROGRAMS].index("aab")])
+    with pytest.raises(rc.InputError, match="an input of 7 tokens is longer than max_len 5"):
+        rc.trace(model, list("aaaaaaa"))
