@@ -38,7 +38,8 @@ import numpy as np
 
 from . import ir
 from .compiler import OPTIMIZATIONS, compile_program
-from .errors import InputError, OutputError, RaspError, WeightsError, format_error
+from .errors import (ArgumentError, ArgumentTypeError, Error, InputError, MissingExtraError, NotInModel,
+                     NotInResidual, OutputError, RaspError, WeightsError, format_error)
 from .frontend import check_max_len, load_checked, load_program, parse_checked, parse_program
 from .runtime.forward import complete as complete_tokens
 from .runtime.forward import logits, predict
@@ -95,7 +96,7 @@ def compile(
     (see `OPTIMIZATIONS`). A `str` that is a file name rather than a program is refused with a
     ValueError saying to use `load_program`."""
     if isinstance(program, str) and _names_a_file(program):
-        raise ValueError(f"rc.compile({program!r}): a str is the program's text, and this is a file name; "
+        raise ArgumentError(f"rc.compile({program!r}): a str is the program's text, and this is a file name; "
                          f"compile the file with rc.compile(rc.load_program({program!r}))")
     if max_len is not None:
         check_max_len(max_len)
@@ -133,7 +134,7 @@ def run_batch(model: Model, inputs: list) -> list[list]:
     compiled weights are exact to float rounding), and left as computed when the file does not
     record the values (docs/inspect.md)."""
     if isinstance(inputs, str):
-        raise TypeError("run_batch takes a list of inputs; for one input, call rc.run(model, tokens)")
+        raise ArgumentTypeError("run_batch takes a list of inputs; for one input, call rc.run(model, tokens)")
     outputs = predict(model, [tokens_from(model, tokens) for tokens in inputs])
     if model.meta["output"]["encoding"] != "numerical":
         return outputs

@@ -15,7 +15,7 @@ from typing import Callable, Union
 
 import numpy as np
 
-from .errors import Loc
+from .errors import ArgumentTypeError, Loc
 from .safe_text import shortened
 
 Value = Union[str, int, float, bool]
@@ -132,12 +132,12 @@ def python_value(value):
 
 
 def as_fn(f: Fn | Callable[..., Value]) -> Fn:
-    """Wrap a plain Python callable as an `Fn` (the embedded API accepts either); TypeError for
+    """Wrap a plain Python callable as an `Fn` (the embedded API accepts either); ArgumentTypeError for
     anything else, when the program is built rather than when it is compiled."""
     if isinstance(f, Fn):
         return f
     if not callable(f) or hasattr(f, "children"):  # an s-op or selector is callable (tracr's program(xs)), no function
-        raise TypeError(f"expected a function, got {type(f).__name__} {shortened(repr(f))}")
+        raise ArgumentTypeError(f"expected a function, got {type(f).__name__} {shortened(repr(f))}")
     return Fn(f, getattr(f, "__name__", "<python function>"))
 
 

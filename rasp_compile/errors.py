@@ -1,9 +1,13 @@
 """The project's error types, and the `FILE:LINE:COL: error: MESSAGE` format of docs/language.md, "Errors".
 
-Every problem in a program surfaces as a `RaspError` carrying a source location; the command line
-prints `format_error(...)` and exits 1. Problems with inputs, weight files or output files (not
-programs) are `InputError` / `WeightsError` / `OutputError`: one line, exit status 2 on the command
-line.
+Every error raised for a user to meet derives from `Error` (`rasp_compile.Error`), so `except
+rc.Error` catches them all, and any other exception is a bug of the library. Every problem in a
+program surfaces as a `RaspError` carrying a source location; the command line prints
+`format_error(...)` and exits 1. Problems with inputs, weight files or output files (not programs)
+are `InputError` / `WeightsError` / `OutputError`: one line, exit status 2 on the command line. A
+call from Python given an argument it does not take raises `ArgumentError` (a ValueError) or
+`ArgumentTypeError` (a TypeError); a missing optional extra, `MissingExtraError`; a layer or head
+the model does not have, `NotInModel`; an s-op its residual stream does not hold, `NotInResidual`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,11 @@ class Loc:
     col: int
 
 
-class RaspError(Exception):
+class Error(Exception):
+    """The base of every error raised for a user to meet (see the module's docstring)."""
+
+
+class RaspError(Error):
     """An error in a program: syntax, names, kinds, arity, encodings, lambdas that fail, ...
 
     `loc` is None only for programs built from Python (the embedded API) where no text exists.
@@ -75,17 +83,43 @@ class RaspPrecisionError(RaspError):
     numbers are too large for the gaps between them (compiler/precision.py)."""
 
 
-class InputError(Exception):
+class InputError(Error):
     """A bad input sequence (a token outside the vocab, too long): one line, exit status 2."""
 
 
-class WeightsError(Exception):
+class WeightsError(Error):
     """A weights file that cannot be trusted (missing keys, wrong shapes, pickled objects, ...)."""
 
 
-class OutputError(Exception):
+class OutputError(Error):
     """An output file that must not be written: an input of the command, read-only, not a regular
     file. One line, exit status 2 on the command line."""
+
+
+class ArgumentError(Error, ValueError):
+    """An argument a function does not take: a max_len out of range, an unknown optimisation or
+    comparison, a vocab holding the BOS token, a file name where program text is expected."""
+
+
+class ArgumentTypeError(Error, TypeError):
+    """An argument of a kind a function does not take: a str where a list of inputs is expected,
+    something other than a function where a program needs one, an s-op called or compared with a
+    list, a tracr object `from_tracr` has no rule for."""
+
+
+class MissingExtraError(Error, ModuleNotFoundError):
+    """An optional dependency is not installed; the message says which extra (or package) brings it."""
+
+
+class NotInModel(Error, IndexError):
+    """A layer or head the model does not have."""
+
+
+class NotInResidual(Error, LookupError):
+    """A named s-op the residual stream does not hold (folded away, pruned, or no such name)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message; a LookupError prints it as it is
+        return self.args[0]
 
 
 SHOWN_COLUMNS = 120

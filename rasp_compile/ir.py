@@ -34,7 +34,7 @@ import numpy as np
 from .element_fn import (  # noqa: F401 (re-exported: ir.Fn, ir.as_fn, ir.compare, ...)
     COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity, predicate_table, unpacked,
 )
-from .errors import Loc
+from .errors import ArgumentError, ArgumentTypeError, Loc
 from .safe_text import shown
 
 CATEGORICAL = "categorical"
@@ -73,7 +73,7 @@ class Expression:
     def __call__(self, xs):
         """tracr's `program(xs)` is `rasp.evaluate(program, xs)` here: the IR does not run itself
         (the interpreter reads the IR, tools/interpret/), so the call says what to write instead."""
-        raise TypeError(f"an s-op is not called: run it with rasp.evaluate({self.name}, xs) "
+        raise ArgumentTypeError(f"an s-op is not called: run it with rasp.evaluate({self.name}, xs) "
                         "(rasp_compile.rasp, as in tracr) or rc.evaluate(program, xs)")
 
     def __repr__(self) -> str:
@@ -107,7 +107,7 @@ class SOp(Expression):
     __hash__ = object.__hash__
 
     def __bool__(self):
-        raise TypeError(
+        raise ArgumentTypeError(
             "an s-op has no truth value: `==` and `<` on s-ops build new s-ops; "
             "tell nodes apart with `is`, or keep them in a set or dict"
         )
@@ -215,7 +215,7 @@ class Select(Selector):
         if not isinstance(self.predicate, str):
             self.predicate = as_fn(self.predicate)
         elif self.predicate not in COMPARISONS:
-            raise ValueError(f"unknown comparison {self.predicate!r}; expected one of {COMPARISONS}")
+            raise ArgumentError(f"unknown comparison {self.predicate!r}; expected one of {COMPARISONS}")
 
     def holds(self, key: Value, query: Value) -> bool:
         """The predicate on two (non-none) values."""
@@ -276,7 +276,7 @@ def _operator(symbol: str, op: Callable[[Value, Value], Value], reflected: bool 
             return SequenceMap(Fn(op, f"x {symbol} y"), *pair)
         if not isinstance(other, VALUE_TYPES):
             kind = type(other).__name__
-            raise TypeError(f"`{symbol}` combines an s-op with a value ({VALUE_TEXT}) or an s-op, not {kind}")
+            raise ArgumentTypeError(f"`{symbol}` combines an s-op with a value ({VALUE_TEXT}) or an s-op, not {kind}")
         if reflected:
             return Map(Fn(lambda x: op(other, x), f"{other!r} {symbol} x"), self)
         return Map(Fn(lambda x: op(x, other), f"x {symbol} {other!r}"), self)

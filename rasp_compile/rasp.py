@@ -20,6 +20,7 @@ import enum
 from typing import Callable, Sequence
 
 from . import ir
+from .errors import ArgumentTypeError
 from .tools.interpret import evaluate_many
 
 Value = ir.Value
@@ -143,7 +144,7 @@ def annotate(expr: ir.Expression, **annotations) -> ir.Expression:
     value); these are the only annotations the compiler reads, so any other is refused."""
     unknown = set(annotations) - {"name", "encoding"}
     if unknown:
-        raise TypeError(f"annotate takes name= and encoding=, not {', '.join(sorted(unknown))}=")
+        raise ArgumentTypeError(f"annotate takes name= and encoding=, not {', '.join(sorted(unknown))}=")
     new = expr.named(annotations["name"]) if "name" in annotations else expr
     if "encoding" in annotations:
         encoding = Encoding(annotations["encoding"])

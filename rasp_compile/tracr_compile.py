@@ -17,7 +17,7 @@ import numpy as np
 
 from . import ir
 from .compiler import compile_program
-from .errors import RaspTypeError
+from .errors import ArgumentError, ArgumentTypeError, RaspTypeError
 from .frontend.from_tracr import from_tracr, is_tracr_expression
 from .frontend.infer import infer_value_sets
 from .runtime.model import Model, validate
@@ -46,16 +46,17 @@ def compile_rasp_to_model(
                    be in `vocab`. Our models need no padding token, so `compiler_pad` is only checked.
     mlp_exactness: accepted and not needed: every MLP of ours is exact on every input.
     dtype, disabled: as in `rasp_compile.compile` (float dtype, optimisation passes to leave out).
-    Raises ValueError for a BOS or PAD token in the vocab, RaspError for a program we cannot compile.
+    Raises ArgumentError (a ValueError) for a BOS or PAD token in the vocab, ArgumentTypeError (a
+    TypeError) for a selector, RaspError for a program we cannot compile.
     """
     vocab = _checked_vocab(vocab, max_seq_len)
     for role, token in (("BOS", compiler_bos), ("PAD", compiler_pad)):
         if token in vocab:
-            raise ValueError(f"the compiler's {role} token {token!r} must not be in the vocab")
+            raise ArgumentError(f"the compiler's {role} token {token!r} must not be in the vocab")
     if is_tracr_expression(program):
         program = from_tracr(program)
     if not isinstance(program, ir.SOp):
-        raise TypeError(f"compile_rasp_to_model compiles an s-op, not {type(program).__name__}")
+        raise ArgumentTypeError(f"compile_rasp_to_model compiles an s-op, not {type(program).__name__}")
     whole = ir.Program(output=program, vocab=vocab, max_len=max_seq_len, causal=causal,
                        output_name=program.label or "output")
     value_sets = infer_value_sets(whole)
@@ -67,14 +68,14 @@ def compile_rasp_to_model(
 
 
 def _checked_vocab(vocab: Iterable[ir.Value], max_seq_len: int) -> tuple:
-    """The vocab as a sorted tuple (the model's token ids follow it); ValueError for an empty
+    """The vocab as a sorted tuple (the model's token ids follow it); ArgumentError for an empty
     vocab, a token that is not a str, int, float or bool, or a max_seq_len that is not >= 1."""
     if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int) or max_seq_len < 1:
-        raise ValueError(f"max_seq_len must be a whole number >= 1, not {max_seq_len!r}")
+        raise ArgumentError(f"max_seq_len must be a whole number >= 1, not {max_seq_len!r}")
     tokens = set(vocab)
     bad = [token for token in tokens if not isinstance(token, (str, int, float))]
     if bad or not tokens:
-        raise ValueError(f"the vocab must hold tokens (str, int, float, bool), not {bad[0]!r}" if bad
+        raise ArgumentError(f"the vocab must hold tokens (str, int, float, bool), not {bad[0]!r}" if bad
                          else "the vocab is empty")
     return tuple(sorted(tokens, key=lambda v: (type(v).__name__, v)))
 

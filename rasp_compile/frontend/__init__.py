@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import infer
 from .. import ir
-from ..errors import InputError, placed_at, recursion_refused, special_file
+from ..errors import ArgumentError, InputError, placed_at, recursion_refused, special_file
 from .lower import MAX_LEN_LIMIT, lower
 from .parse import parse
 
@@ -20,7 +20,7 @@ def check_max_len(max_len) -> None:
     """ValueError unless `max_len` (an override from Python) is what a program may declare: a
     whole number from 1 to MAX_LEN_LIMIT, as `--max-len` takes."""
     if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= MAX_LEN_LIMIT:
-        raise ValueError(f"max_len must be a whole number from 1 to {MAX_LEN_LIMIT:,}, not {max_len!r}")
+        raise ArgumentError(f"max_len must be a whole number from 1 to {MAX_LEN_LIMIT:,}, not {max_len!r}")
 
 
 def parse_program(text: str, filename: str = "<program>", max_len: int | None = None) -> ir.Program:

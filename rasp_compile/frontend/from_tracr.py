@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from .. import ir
 from .. import rasp as ours
+from ..errors import ArgumentTypeError, MissingExtraError
 
 EXTRA_HINT = ("converting tracr programs needs tracr: pip install 'rasp-compile[tracr]' "
               "(from a checkout: pip install -e '.[tracr]')")
-
-
-class MissingExtraError(ImportError):
-    """An optional dependency is not installed; the message says which extra installs it."""
 
 
 def is_tracr_expression(obj: object) -> bool:
@@ -31,14 +28,14 @@ def from_tracr(expr) -> ir.Expression:
     """Our IR for the tracr s-op or selector `expr` (and everything it depends on).
 
     Raises MissingExtraError (one line naming the extra) when tracr is not installed, and
-    TypeError for an object that is not a tracr expression or a kind of node we have no rule for.
+    ArgumentTypeError (a TypeError) for an object that is not a tracr expression or a kind of node we have no rule for.
     """
     try:
         from tracr.rasp import rasp as tracr_rasp
     except ImportError:
         raise MissingExtraError(EXTRA_HINT) from None
     if not isinstance(expr, tracr_rasp.RASPExpr):
-        raise TypeError(f"from_tracr converts tracr RASP expressions, not {type(expr).__name__}")
+        raise ArgumentTypeError(f"from_tracr converts tracr RASP expressions, not {type(expr).__name__}")
     converted: dict[int, ir.Expression] = {}
     for node in _children_first(expr):
         converted[id(node)] = _labelled(_convert(node, converted, tracr_rasp), node, tracr_rasp)
@@ -87,7 +84,7 @@ def _convert(node, converted: dict, tracr_rasp) -> ir.Expression:
     for kind, ours_kind in simple.items():
         if isinstance(node, kind):
             return ours_kind(*children)
-    raise TypeError(f"from_tracr has no rule for tracr's {type(node).__name__}")
+    raise ArgumentTypeError(f"from_tracr has no rule for tracr's {type(node).__name__}")
 
 
 def _function(f, tracr_rasp) -> ir.Fn:

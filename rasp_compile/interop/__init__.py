@@ -6,7 +6,8 @@
 nothing beyond the core. (`.safetensors` weights files need no extra: runtime/safetensors_file.)
 """
 
+from ..errors import MissingExtraError
 from .labels import Labels
-from .transformer_lens import MissingExtraError, tl_tokens, to_transformer_lens
+from .transformer_lens import tl_tokens, to_transformer_lens
 
 __all__ = ["Labels", "MissingExtraError", "tl_tokens", "to_transformer_lens"]

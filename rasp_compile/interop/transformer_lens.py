@@ -26,17 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, MissingExtraError
 from ..runtime.forward import encode
 from ..runtime.model import Model, validate
 from .labels import labels_of
 
 EXTRA = "pip install 'rasp-compile[interop]' (from a checkout: pip install -e '.[interop]')"
 ACT_FNS = {"relu": "relu", "gelu": "gelu_new"}  # TransformerLens' name of each activation of ours
-
-
-class MissingExtraError(ImportError):
-    """An optional dependency is not installed; the message names the extra that brings it."""
 
 
 def _import_transformer_lens():

@@ -5,6 +5,7 @@ instrumented run of `rasp_compile.runtime.forward` that counts every operation i
 
 from __future__ import annotations
 
+from ..errors import ArgumentError
 from ..runtime.model import Model
 
 GELU_FLOPS = 8  # x**3, *0.044715, +x, *sqrt(2/pi), tanh, +1, 0.5*x, and the final product
@@ -37,7 +38,7 @@ def count_flops(model: Model, n_positions: int, last_only: bool = False) -> dict
     """FLOPs per component, then "total", for a forward over `n_positions` positions (BOS
     included when the model has one), or for its last position alone."""
     if not 1 <= n_positions <= model.n_ctx:
-        raise ValueError(f"n_positions must lie in 1..{model.n_ctx}, got {n_positions}")
+        raise ArgumentError(f"n_positions must lie in 1..{model.n_ctx}, got {n_positions}")
     meta, d_model, n_keys = model.meta, model.d_model, n_positions
     rows = 1 if last_only else n_positions  # positions whose row is computed
     flops = dict.fromkeys(COMPONENTS, 0)

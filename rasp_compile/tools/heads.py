@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import NotInModel
 from ..safe_text import shown
 from .decode import residual_labels
 from .labelled import LabelledArray
@@ -169,13 +170,13 @@ class HeadWeights:
 
 
 def head_weights(model, layer: int, head: int) -> HeadWeights:
-    """The labelled weights of head `head` of layer `layer` of a `runtime.model.Model` (IndexError
-    when there is none)."""
+    """The labelled weights of head `head` of layer `layer` of a `runtime.model.Model` (NotInModel,
+    an IndexError, when there is none)."""
     if not 0 <= layer < model.n_layers:
-        raise IndexError(f"layer {layer} out of range: the model has {model.n_layers} layers")
+        raise NotInModel(f"layer {layer} out of range: the model has {model.n_layers} layers")
     n_head, d_head = model.meta["layers"][layer]["n_head"], model.meta["layers"][layer]["d_head"]
     if not 0 <= head < n_head:
-        raise IndexError(f"head {head} out of range: layer {layer} has {n_head} heads")
+        raise NotInModel(f"head {head} out of range: layer {layer} has {n_head} heads")
     w = model.params[f"blocks.{layer}.attn.c_attn.w"].astype(np.float64)
     b = model.params[f"blocks.{layer}.attn.c_attn.b"].astype(np.float64)
     w_o = model.params[f"blocks.{layer}.attn.c_proj.w"].astype(np.float64)[head * d_head:(head + 1) * d_head]

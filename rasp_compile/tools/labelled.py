@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import MissingExtraError
 from ..safe_text import shown
 from .svg import heatmap, standalone_svg
 
@@ -46,7 +47,7 @@ class LabelledArray:
         try:
             import pandas
         except ImportError:
-            raise ModuleNotFoundError("to_pandas needs pandas: pip install pandas") from None
+            raise MissingExtraError("to_pandas needs pandas: pip install pandas") from None
         return pandas.DataFrame(self.array, index=list(self.rows), columns=list(self.columns))
 
     def __repr__(self) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir
-from ..errors import InputError, RaspError
+from ..errors import InputError, NotInModel, NotInResidual, RaspError
 from ..frontend.lower import lower
 from ..frontend.parse import parse
 from ..runtime import forward
@@ -32,13 +32,6 @@ from .labelled import LabelledArray
 
 BOS_ROW = "BOS"
 WRITTEN_TOLERANCE = 1e-6  # a change above this means the stage wrote the variable (float32 noise is ~1e-7)
-
-
-class NotInResidual(LookupError):
-    """A named s-op the residual stream does not hold (folded away, pruned, or no such name)."""
-
-    def __str__(self) -> str:  # KeyError would quote the message; a LookupError prints it as it is
-        return self.args[0]
 
 
 @dataclass(frozen=True)
@@ -108,14 +101,14 @@ class Trace:
         if layer == "embedding":
             return LabelledArray(self.stages[0].x, self.positions, self.labels, "residual after the embedding")
         if not isinstance(layer, int) or not 0 <= layer < len(self.after_layer):
-            raise IndexError(f"layer {layer!r} out of range: the model has {len(self.after_layer)} layers "
+            raise NotInModel(f"layer {layer!r} out of range: the model has {len(self.after_layer)} layers "
                              "(or ask for \"embedding\")")
         return LabelledArray(self.after_layer[layer], self.positions, self.labels, f"residual after layer {layer}")
 
     def attention(self, layer: int, head: int) -> LabelledArray:
         """Head `head` of layer `layer`: [n_query, n_key] weights, titled with the select it computes."""
         if not 0 <= layer < len(self.patterns) or not 0 <= head < len(self.patterns[layer]):
-            raise IndexError(f"no head {head} in layer {layer}")
+            raise NotInModel(f"no head {head} in layer {layer}")
         return LabelledArray(self.patterns[layer][head], self.positions, self.positions,
                              self.head_table[layer][head].title, "unit")
 
