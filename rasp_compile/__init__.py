@@ -23,6 +23,9 @@ or with tracr's names (docs/from_tracr.md):
     from rasp_compile import rasp                       # tracr's `rasp` module, over our IR
     model = rc.compile_rasp_to_model(sop, vocab={1, 2, 3}, max_seq_len=5)
     sop = rc.from_tracr(tracr_sop)                      # a live tracr program (extra [tracr])
+
+Every public name, with its signature, is in docs/api.md; every error a user can meet is an
+`rc.Error`.
 """
 
 from __future__ import annotations
@@ -77,24 +80,36 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(LAZY))
+    """The public names, and only they: `dir(rc)` is `__all__` (the imports this module makes for
+    its own functions, and the subpackages, are not part of the API)."""
+    return sorted(__all__)
 
 
 __all__ = [
-    "ir", "Model", "OPTIMIZATIONS", "RaspError", "InputError", "WeightsError", "OutputError", "format_error",
-    "parse_program", "load_program", "compile", "save", "load", "run", "run_batch", "complete", "logits",
-    "evaluate", "evaluate_all", "trace", "OpCounter", "count_flops", "to_transformer_lens", "tl_tokens",
-    "rasp", "compile_rasp_to_model", "from_tracr",
+    "__version__",
+    # programs: read, build, check, run in the interpreter
+    "ir", "parse_program", "load_program", "evaluate", "evaluate_all", "OpCounter",
+    # compile, save, load, run
+    "compile", "OPTIMIZATIONS", "Model", "save", "load", "run", "run_batch", "complete", "logits",
+    # inspect
+    "trace", "count_flops",
+    # tracr's names, and other tools
+    "rasp", "compile_rasp_to_model", "from_tracr", "to_transformer_lens", "tl_tokens",
+    # errors
+    "Error", "RaspError", "InputError", "WeightsError", "OutputError", "ArgumentError", "ArgumentTypeError",
+    "MissingExtraError", "NotInModel", "NotInResidual", "format_error",
 ]
+"""The public surface, one list: `from rasp_compile import *`, `dir(rc)` and docs/api.md (which a
+test keeps equal to it) name these names."""
 
 
 def compile(
     program: ir.Program | str | PathLike, max_len: int | None = None, dtype=np.float32, disabled=()
 ) -> Model:
     """Compile a program given as IR, as `.rasp` text (a `str`), or as a file (a `pathlib.Path`),
-    optionally at another max_len (1 to 1,024, as a program declares; ValueError otherwise) and without the optimisation passes named in `disabled`
-    (see `OPTIMIZATIONS`). A `str` that is a file name rather than a program is refused with a
-    ValueError saying to use `load_program`."""
+    optionally at another max_len (1 to 1,024, as a program declares; ArgumentError otherwise) and
+    without the optimisation passes named in `disabled` (see `OPTIMIZATIONS`). A `str` that is a
+    file name rather than a program is refused with an ArgumentError saying to use `load_program`."""
     if isinstance(program, str) and _names_a_file(program):
         raise ArgumentError(f"rc.compile({program!r}): a str is the program's text, and this is a file name; "
                          f"compile the file with rc.compile(rc.load_program({program!r}))")
