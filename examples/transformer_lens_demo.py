@@ -35,7 +35,7 @@ def main() -> int:
     model = rc.compile(source)
     try:
         tl_model = rc.to_transformer_lens(model)
-    except rc.interop.MissingExtraError as error:  # one line: which extra to install
+    except rc.MissingExtraError as error:  # one line: which extra to install
         print(f"error: {error}", file=sys.stderr)
         return 1
     import torch  # present: the extra brought it
