@@ -61,6 +61,11 @@ class Step(NamedTuple):
     hook: str = ""
     needs: tuple[str, ...] = ()
 
+    @property
+    def label(self) -> str:
+        """The step's name in a dump (compiler/dump.py): its optimisation's, else its function's."""
+        return self.name or self.run.__name__
+
 
 LOWERING_REWRITES = (
     # a map of an embedded variable is an embedding row (before fold-linear: nothing to fold then)
@@ -175,14 +180,18 @@ def compile_program(
     return model
 
 
-def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) -> Graph:
-    """The lowered graph after every graph pass of `enabled` (keys of OPTIMIZATIONS)."""
+def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset,
+                watch: Callable[[str, Graph], None] = lambda step, graph: None) -> Graph:
+    """The lowered graph after every graph pass of `enabled` (keys of OPTIMIZATIONS); `watch` is
+    shown the graph after each step ("lower", then each graph pass's label) that runs."""
     hooks: dict[str, list] = {}
     for step in active_steps(LOWERING_REWRITES, enabled):
         hooks.setdefault(step.hook, []).append(step.run)
     graph = lower(program, value_sets, Rewrites(**{hook: tuple(runs) for hook, runs in hooks.items()}))
+    watch("lower", graph)
     for step in active_steps(GRAPH_PASSES, enabled):
         graph = step.run(graph)
+        watch(step.label, graph)
     return graph
 
 
