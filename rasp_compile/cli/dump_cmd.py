@@ -1,5 +1,5 @@
 """`python -m rasp_compile.compiler.dump PROGRAM.rasp [--after STEP]` and `rasp-compile PROGRAM.rasp
---dump-graph [STEP]`: print the compiler's graph after one step of the driver (compiler/dump.py,
+--dump-graph [STEP]`: print the compiler's graph after one step of the driver (compiler/dump/,
 docs/cli.md). A program error is reported as FILE:LINE:COL (exit 1), a bad step or flag in one line
 (exit 2)."""
 

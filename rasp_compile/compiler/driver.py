@@ -63,7 +63,7 @@ class Step(NamedTuple):
 
     @property
     def label(self) -> str:
-        """The step's name in a dump (compiler/dump.py): its optimisation's, else its function's."""
+        """The step's name in a dump (compiler/dump/): its optimisation's, else its function's."""
         return self.name or self.run.__name__
 
 

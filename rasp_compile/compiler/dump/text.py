@@ -8,16 +8,16 @@ the ones its writer reads), so that two dumps of one program compare line by lin
 Each entry is the variable (label, encoding, values, where the program wrote it) and its writer
 (the op, what it reads, the choices a pass makes in it, and the sub-layer schedule.py would give
 it). Long value sets are abbreviated to their first and last values and their count; names and
-values from the program are terminal-safe (safe_text.py). compiler/dump.py prints it after any step.
+values from the program are terminal-safe (safe_text.py). dump/__init__.py prints it after any step.
 """
 
 from __future__ import annotations
 
-from .. import ir
-from ..safe_text import shortened, terminal_safe
-from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP
-from .schedule import sublayer_of
-from .variables import CONSTANT, Var, value_text
+from ... import ir
+from ...safe_text import shortened, terminal_safe
+from ..ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP
+from ..schedule import sublayer_of
+from ..variables import CONSTANT, Var, value_text
 
 SHOWN_VALUES = 8
 """A value set this long or shorter is shown whole; a longer one as its first FIRST_SHOWN and

@@ -1,4 +1,5 @@
-"""The compiler's graph as text after any step of the driver (graph_text.py prints it):
+"""The compiler's graph as text after any step of the driver (text.py prints it; the command
+line is cli/dump_cmd.py's, run by __main__.py):
 
     python -m rasp_compile.compiler.dump PROGRAM.rasp [--after STEP] [--max-len N] [--no-opt NAME]...
     rasp-compile PROGRAM.rasp --dump-graph [STEP]
@@ -26,15 +27,15 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
-from .. import ir
-from ..errors import placed_at, recursion_refused
-from ..frontend.infer import ValueSets, infer_value_sets
-from ..suggest import did_you_mean
-from .driver import (GRAPH_PASSES, LOWERING_REWRITES, MODEL_PASSES, OPTIMIZATIONS, active_steps, build_graph,
+from ... import ir
+from ...errors import placed_at, recursion_refused
+from ...frontend.infer import ValueSets, infer_value_sets
+from ...suggest import did_you_mean
+from ..driver import (GRAPH_PASSES, LOWERING_REWRITES, MODEL_PASSES, OPTIMIZATIONS, active_steps, build_graph,
                      compile_program)
-from .graph_text import graph_lines
-from .layout import lay_out
-from .ops import Graph
+from .text import graph_lines
+from ..layout import lay_out
+from ..ops import Graph
 
 BUILT_BY = "lower"
 GRAPH_READERS = ("lay_out", "check_budget", "check_precision", "schedule", "assemble")
@@ -126,7 +127,7 @@ def _last_run(seen: dict[str, Graph], step: str) -> str:
 
 def dump_text(dump: Dump, name: str, program: ir.Program, disabled: Iterable[str] = ()) -> str:
     """The dump as printed: a header line naming the program (`name`), max_len, step and the
-    optimisations off, then graph_text's lines."""
+    optimisations off, then text.py's lines."""
     off = sorted(set(disabled))
     header = f"# {name}, max_len {program.max_len}, after {dump.step}"
     if dump.instead:
@@ -134,11 +135,3 @@ def dump_text(dump: Dump, name: str, program: ir.Program, disabled: Iterable[str
     if off:
         header += "; off: " + ("all" if set(off) == set(OPTIMIZATIONS) else ", ".join(off))
     return "\n".join([header, *graph_lines(dump.graph, dump.pruned)]) + "\n"
-
-
-if __name__ == "__main__":  # the command line is cli/dump_cmd.py's, which the compiler does not import
-    import sys
-
-    from ..cli.dump_cmd import main
-
-    sys.exit(main())
