@@ -16,6 +16,7 @@ name always runs.
     MODEL_PASSES           Model -> Model, in order; then the arrays are cast to the dtype
     every_input            a numerical answer check_precision could not prove, run on every
                            input of a program that has few (every_input.py), or refused
+    validate               the model is checked like any file read from disk
 """
 
 from __future__ import annotations

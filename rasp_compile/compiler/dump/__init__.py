@@ -9,7 +9,7 @@ The steps, in the driver's order (docs/compiler.md lists them with what each doe
     lower            the graph is built: each s-op's construction, asking the lowering rewrites
     GRAPH_PASSES     each changes the graph (driver.py); by default the dump is after the last
     lay_out ... assemble      read the graph, change nothing: the graph after the last graph pass
-    MODEL_PASSES, every_input the same graph, each variable marked with the residual dimensions
+    MODEL_PASSES ... validate the same graph, each variable marked with the residual dimensions
                               prune dropped from the compiled model (so these compile it)
 
 A lowering rewrite (fold-linear, ...) has no graph of its own: it acts inside `lower`, so its work
@@ -40,8 +40,8 @@ from ..ops import Graph
 BUILT_BY = "lower"
 GRAPH_READERS = ("lay_out", "check_budget", "check_precision", "schedule", "assemble")
 """The driver's steps between the graph passes and the model passes, which read the graph."""
-LAST = ("every_input",)
-"""The driver's step after the model passes (it measures, it changes no weight)."""
+LAST = ("every_input", "validate")
+"""The driver's steps after the model passes (they measure and check, they change no weight)."""
 BEFORE_GRAPH = ("infer_value_sets",)
 """The driver's step before the graph exists."""
 

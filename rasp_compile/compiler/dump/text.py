@@ -1,8 +1,8 @@
 """The compiler's graph as text: one entry per variable, in the graph's order (every variable after
 the ones its writer reads), so that two dumps of one program compare line by line.
 
-    prev: categorical {a, b}  (7:1)
-      <- Attend categorical of tokens, default a; selector 7:8; 1 term in 4 columns, query reads
+    prev: categorical {a, b}  (8:8)
+      <- Attend categorical of tokens, default a; selector 8:18; 1 term in 3 columns; query reads
          indices.target, indices.match; key reads indices.value, indices.value^2  [layer 0 attention]
 
 Each entry is the variable (label, encoding, values, where the program wrote it) and its writer
@@ -52,7 +52,7 @@ def writer(op: Op) -> str:
         return f"NumericMLP of {_name(op.input)}, {'polyline' if op.interpolated else 'steps'}"
     if isinstance(op, GatedMap):
         pieces = "affine pieces" if op.affine is not None else "steps"
-        interpolated = f", polylines for {len(op.interpolated)} gate values" if op.interpolated else ""
+        interpolated = f", polylines for {_count(len(op.interpolated), 'gate value')}" if op.interpolated else ""
         return f"GatedMap of {_name(op.input)} gated by {_name(op.gate)}, {pieces}{interpolated}"
     if isinstance(op, Linear):
         return _linear(op)
@@ -62,7 +62,7 @@ def writer(op: Op) -> str:
 def _linear(op: Linear) -> str:
     coefficients = sum(1 for row in op.weights.values() for c in row.values() if c != 0)
     bias = "; with a bias" if any(c != 0 for c in op.bias.values()) else ""
-    return f"Linear of {_names(op.inputs)}: {coefficients} coefficients{bias}"
+    return f"Linear of {_names(op.inputs)}: {_count(coefficients, 'coefficient')}{bias}"
 
 
 def _attend(op: Attend) -> str:
@@ -76,8 +76,8 @@ def _attend(op: Attend) -> str:
     score = op.score
     sides = [f"{side} reads {_names(_read(score, side)) or 'a constant'}" for side in ("query", "key")]
     always = " (always selects)" if score.always_selects else ""
-    terms = f"{score.terms} term{'s' if score.terms != 1 else ''}"
-    parts.append(f"{terms} in {len(score.columns)} columns{always}, " + ", ".join(sides))
+    columns = f"{_count(score.terms, 'term')} in {_count(len(score.columns), 'column')}"
+    parts += [f"{columns}{always}", *sides]
     defaults = Attend.__dataclass_fields__
     for field, text in (("window", "window"), ("amplification", "amplification"), ("bos_weight", "BOS weight")):
         if getattr(op, field) != defaults[field].default:
@@ -135,6 +135,11 @@ def _value(value) -> str:
 
 def _number(x: float) -> str:
     return f"{x:.{SIGNIFICANT}g}"
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 term`, `3 terms`."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _sublayer(index: int) -> str:
