@@ -94,7 +94,7 @@ def _read(score, side: str) -> tuple[Var, ...]:
 def _readout(graph: Graph) -> str:
     readout = graph.readout
     read = f"read out from {_names(readout.inputs)}"
-    classes = "as a number" if readout.classes is None else f"into {len(readout.classes)} classes"
+    classes = "as a number" if readout.classes is None else f"into {_count(len(readout.classes), 'class')}"
     split = "; the answer's aggregate is split into heads" if graph.split else ""
     return f"{read} {classes}{split}"
 
@@ -138,8 +138,8 @@ def _number(x: float) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    """`1 term`, `3 terms`."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+    """`1 term`, `3 terms`, `2 classes`."""
+    return f"{n:,} {noun}{'' if n == 1 else 'es' if noun.endswith('s') else 's'}"
 
 
 def _sublayer(index: int) -> str:
