@@ -33,9 +33,9 @@ from ...frontend.infer import ValueSets, infer_value_sets
 from ...suggest import did_you_mean
 from ..driver import (GRAPH_PASSES, LOWERING_REWRITES, MODEL_PASSES, OPTIMIZATIONS, active_steps, build_graph,
                      compile_program)
-from .text import graph_lines
 from ..layout import lay_out
 from ..ops import Graph
+from .text import graph_lines
 
 BUILT_BY = "lower"
 GRAPH_READERS = ("lay_out", "check_budget", "check_precision", "schedule", "assemble")
@@ -52,7 +52,7 @@ def graph_steps() -> list[str]:
 
 
 def model_steps() -> list[str]:
-    """The steps after which the model is built: the model passes, then every_input."""
+    """The steps after which the model is built: the model passes, then LAST."""
     return [*(step.label for step in MODEL_PASSES), *LAST]
 
 
@@ -103,6 +103,7 @@ def graph_after(program: ir.Program, step: str | None = None, disabled: Iterable
     optimisations in `disabled`; a step from MODEL_PASSES on compiles the model (in `dtype`)."""
     step = step or graph_steps()[-1]
     check_step(step)
+    disabled = tuple(disabled)
     enabled = frozenset(OPTIMIZATIONS) - set(disabled)
     seen: dict[str, Graph] = {}
     with recursion_refused(program.output.loc or program.output_loc), placed_at(program.output_loc):
