@@ -1,4 +1,5 @@
-"""`rasp-compile PROGRAM.rasp [--emit OUT.npz]`: parse, check, compile, summarise (docs/cli.md).
+"""`rasp-compile PROGRAM.rasp [--emit OUT.npz]`: parse, check, compile, summarise (docs/cli.md);
+with `--dump-graph [STEP]`, print the compiler's graph after a step instead (cli/dump_cmd.py).
 
 The summary: the program (vocab, max_len, causal), each s-op with its kind, encoding and number of
 values (and, for a categorical aggregate, whether its selected keys may hold different values:
