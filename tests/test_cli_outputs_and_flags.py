@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from rasp_compile.cli import compile_cmd, run_cmd
+from rasp_compile.cli import compile_cmd, dump_cmd, run_cmd
 from rasp_compile.cli.common import StoreOnce
 from rasp_compile.cli.outputs import PROGRAM, WEIGHTS, existing_kind
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 AAB = str(PROGRAMS / "aab.rasp")
-COMMANDS = {"rasp-compile": compile_cmd, "rasp-run": run_cmd}
+COMMANDS = {"rasp-compile": compile_cmd, "rasp-run": run_cmd, "python -m rasp_compile.compiler.dump": dump_cmd}
 APPEND = type(argparse.ArgumentParser().add_argument("--x", action="append"))  # a flag declared to repeat
 
 

@@ -1,4 +1,5 @@
-"""`rasp-compile PROGRAM.rasp [--emit OUT.npz]`: parse, check, compile, summarise (docs/cli.md).
+"""`rasp-compile PROGRAM.rasp [--emit OUT.npz]`: parse, check, compile, summarise (docs/cli.md);
+with `--dump-graph [STEP]`, print the compiler's graph after a step instead (cli/dump_cmd.py).
 
 The summary: the program (vocab, max_len, causal), each s-op with its kind, encoding and number of
 values (and, for a categorical aggregate, whether its selected keys may hold different values:
@@ -19,6 +20,8 @@ from ..frontend.infer import ValueSets
 from ..frontend.single_valued import POSSIBLE, conflicts_possible
 from ..runtime.model import Model, n_nonzero, n_params
 from ..runtime.weights_file import save
+from ..compiler.dump import steps
+from .dump_cmd import print_dump
 from .outputs import WEIGHTS, add_force, check_force, check_output_file
 from .common import (CliError, Parser, add_compile_flags, add_version, compile_file, compile_options, file_name,
                      make_console, output_path, print_json, run_edge)
@@ -59,6 +62,9 @@ def build_parser() -> Parser:
     add_force(parser, "--emit")
     add_compile_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.add_argument("--dump-graph", nargs="?", const="", metavar="STEP",
+                        help="print the compiler's graph after STEP (default: after the last graph pass) instead "
+                             "of compiling: " + ", ".join(steps()))
     add_version(parser)
     return parser
 
@@ -68,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compile(args) -> int:
+    if args.dump_graph is not None:
+        return _dump_graph(args)
     if args.program is None:
         raise CliError("rasp-compile: error: PROGRAM.rasp is required (see --help)")
     check_force(args.force, args.emit is not None, "--emit")
@@ -87,6 +95,21 @@ def _compile(args) -> int:
     note = conflicts_note(args.program, program, value_sets)
     if note:  # on stderr: --json's stdout stays one JSON object
         print(note, file=sys.stderr)
+    return 0
+
+
+def _dump_graph(args) -> int:
+    """--dump-graph: the graph after a step (cli/dump_cmd.py), in place of compiling. `rasp-compile
+    --dump-graph PROGRAM.rasp` reads the file as the program, not as a step."""
+    if args.program is None and args.dump_graph.endswith(".rasp"):
+        args.program, args.dump_graph = file_name(args.dump_graph), ""
+    if args.program is None:
+        raise CliError("rasp-compile: error: PROGRAM.rasp is required (see --help)")
+    given = [flag for flag, on in (("--emit", args.emit is not None), ("--json", args.json), ("--force", args.force)) if on]
+    if given:
+        raise CliError(f"rasp-compile: error: --dump-graph prints the graph instead of compiling: "
+                       f"give {given[0]} without it")
+    print_dump(args.program, args.dump_graph or None, args, "rasp-compile: error: --dump-graph")
     return 0
 
 

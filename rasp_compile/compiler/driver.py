@@ -16,6 +16,7 @@ name always runs.
     MODEL_PASSES           Model -> Model, in order; then the arrays are cast to the dtype
     every_input            a numerical answer check_precision could not prove, run on every
                            input of a program that has few (every_input.py), or refused
+    validate               the model is checked like any file read from disk
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ class Step(NamedTuple):
     run: Callable
     hook: str = ""
     needs: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The step's name in a dump (compiler/dump/): its optimisation's, else its function's."""
+        return self.name or self.run.__name__
 
 
 LOWERING_REWRITES = (
@@ -175,14 +181,18 @@ def compile_program(
     return model
 
 
-def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset) -> Graph:
-    """The lowered graph after every graph pass of `enabled` (keys of OPTIMIZATIONS)."""
+def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset,
+                watch: Callable[[str, Graph], None] = lambda step, graph: None) -> Graph:
+    """The lowered graph after every graph pass of `enabled` (keys of OPTIMIZATIONS); `watch` is
+    shown the graph after each step ("lower", then each graph pass's label) that runs."""
     hooks: dict[str, list] = {}
     for step in active_steps(LOWERING_REWRITES, enabled):
         hooks.setdefault(step.hook, []).append(step.run)
     graph = lower(program, value_sets, Rewrites(**{hook: tuple(runs) for hook, runs in hooks.items()}))
+    watch("lower", graph)
     for step in active_steps(GRAPH_PASSES, enabled):
         graph = step.run(graph)
+        watch(step.label, graph)
     return graph
 
 
