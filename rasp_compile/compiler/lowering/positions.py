@@ -54,7 +54,12 @@ def possible_pairs(state: LoweringState, first: Var, second: Var) -> frozenset |
     if at[first] is not None and at[second] is not None:
         return frozenset(zip(at[first], at[second]))
     for positioned, other, swap in ((first, second, False), (second, first, True)):
-        if at[positioned] is not None and other in state.lengths:
+        if at[positioned] is not None and _is_length(state, other):
             pairs = {(at[positioned][p], length) for length in range(1, n + 1) for p in range(length)}
             return frozenset((b, a) for a, b in pairs) if swap else frozenset(pairs)
     return None
+
+
+def _is_length(state: LoweringState, var: Var) -> bool:
+    """Whether `var` is a non-causal program's length (lower.py: the width of select-all)."""
+    return not state.program.causal and any(isinstance(node, ir.Length) and v is var for node, v in state.vars.items())

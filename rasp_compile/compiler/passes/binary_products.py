@@ -19,7 +19,7 @@ amplification.py counts (the mean's head leaks the less), and rounds by u per te
 precision.py bounds any Linear (about 2e-3 at max_len 1,024, against the 1/8 a step needs).
 
 Needs: the running mean and the count s-op (length or indices) of a causal program; runs as a
-`sequence_map` rewrite before gated-maps. Guarantees: on every pair that meets, the Linear's
+`SequenceMapSite` rewrite before gated-maps. Guarantees: on every pair that meets, the Linear's
 value is f's, exactly as the pieces compute.
 """
 
@@ -30,6 +30,7 @@ from typing import Callable
 from ... import ir
 from ..lowering.pairs import meeting
 from ..lowering.positions import position_feature
+from ..lowering.rewrites import SequenceMapSite
 from ..lowering.state import LoweringState
 from ..ops import Embed, GatedMap, Linear
 from ..tolerances import LINEAR_TOLERANCE
@@ -37,10 +38,11 @@ from ..variables import Var, coordinate, sorted_values
 from .gated_maps import meeting_affine_pieces
 
 
-def product_by_digits(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Linear | None:
+def product_by_digits(state: LoweringState, site: SequenceMapSite) -> Linear | None:
     """`out = fn(first, second)` as the Linear of the module docstring, when one input is a
     running mean, the other the count it averages (length or indices), and f is affine in x and
     in x times the count on the pairs that meet; else None."""
+    out, fn, first, second = site.out, site.fn, site.first, site.second
     if out.encoding != ir.NUMERICAL:
         return None
     for x, position, x_first in ((first, second, True), (second, first, False)):
