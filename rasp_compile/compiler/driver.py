@@ -85,10 +85,11 @@ LOWERING_REWRITES = (
     Rewrite("compose-views", ViewSite, compose_views.through_steps),
     # a width the positions decide is a position embedding, or the length (one head) plus one
     Rewrite("position-widths", WidthSite, position_widths.width_of_positions),
+    # a select pairing an index with one target is scored from four numbers (asked first: at
+    # max_len 1 a select may be both this and the next, and is scored from the numbers)
+    Rewrite("position-selects", TermSite, position_selects.position_term),
     # a select the causal mask already decides is `true`
     Rewrite("position-selects", TermSite, position_selects.causal_term),
-    # a select pairing an index with one target is scored from four numbers
-    Rewrite("position-selects", TermSite, position_selects.position_term),
     # the answer's aggregate on a table of two s-ops is one head per value of one of them, summed
     Rewrite("split-keys", AggregateSite, split_keys.split_answer),
 )
