@@ -19,7 +19,7 @@ import numpy as np
 
 from ..runtime.model import FORMAT, Model
 from .layout import BOS, Layout
-from .ops import Attend, HeadKind, Embed, GatedMap, Graph, Linear, NumericMLP, Readout, TableMLP
+from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Readout, TableMLP
 from .primitives.categorical_attn import categorical_head
 from .primitives.embed import embeddings
 from .primitives.gated_map import gated_map_mlp

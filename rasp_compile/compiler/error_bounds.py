@@ -45,7 +45,7 @@ import math
 import numpy as np
 
 from .. import ir
-from .ops import Attend, HeadKind, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP
+from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP
 from .primitives.numeric_mlp import interpolation_errors, step_output_errors
 from .primitives.numerical_attn import numerical_sharpness
 from .primitives.selector_width import width_sharpness

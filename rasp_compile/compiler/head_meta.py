@@ -35,7 +35,7 @@ heads of layer i, in assemble's order).
 from __future__ import annotations
 
 from .. import ir
-from .ops import Attend, HeadKind, Graph
+from .ops import Attend, Graph, HeadKind
 from .variables import CONSTANT
 from .schedule import Block
 

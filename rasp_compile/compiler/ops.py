@@ -28,12 +28,20 @@ from .tolerances import NONE_LOGIT, STEP_WINDOW
 from .variables import Var
 
 
+class EmbedSource(enum.Enum):
+    """What an `Embed` looks up: its raw value at each position."""
+
+    TOKENS = "tokens"  # the token
+    INDICES = "indices"  # the index i
+    LENGTH = "length"  # the causal length i + 1 (only in causal programs)
+
+
 @dataclass(frozen=True, eq=False)
 class Embed:
     """`out` = fn(raw), raw the token or the position's value (an index, or a causal length i + 1)."""
 
     out: Var
-    source: str  # "tokens", "indices" or "length" (length only in causal programs: i + 1)
+    source: EmbedSource
     fn: Callable = ir.identity
 
 

@@ -7,7 +7,7 @@ from rasp_compile import ir
 from rasp_compile.compiler.lowering.rewrites import MapSite, SequenceMapSite, ViewSite
 from rasp_compile.compiler.lowering.rewrites import LoweringOptions
 from rasp_compile.compiler.lowering.views import categorical_view
-from rasp_compile.compiler.ops import Attend, Embed, GatedMap, Linear, NumericMLP, TableMLP
+from rasp_compile.compiler.ops import Attend, Embed, EmbedSource, GatedMap, Linear, NumericMLP, TableMLP
 from rasp_compile.compiler.passes import compose_views, fold_embeddings, fold_linear, gated_maps
 from rasp_compile.compiler.variables import Var
 
@@ -32,7 +32,7 @@ def test_the_plain_lowering_builds_one_mlp_per_map():
 def test_fold_embeddings_makes_a_map_of_an_embedding_an_embedding():
     state, var = lowering_of(MAPS)
     folded = fold_embeddings.map_of_embedding(state, MapSite(var["up"], lambda t: "b" if t == "a" else "a", var["tokens"]))
-    assert isinstance(folded, Embed) and folded.source == "tokens" and folded.fn("a") == "b"
+    assert isinstance(folded, Embed) and folded.source is EmbedSource.TOKENS and folded.fn("a") == "b"
     assert fold_embeddings.map_of_embedding(state, MapSite(var["up"], str, var["width"])) is None  # an MLP writes width
 
 
@@ -41,7 +41,7 @@ def test_fold_embeddings_embeds_a_sequence_map_of_positions_with_the_values_reac
     shifted = Var("shifted", ir.CATEGORICAL, tuple(range(7)))
     embedded = fold_embeddings.sequence_map_of_positions(
         state, SequenceMapSite(shifted, lambda i, n: i + n, var["indices"], var["indices"]))
-    assert isinstance(embedded, Embed) and embedded.source == "indices"
+    assert isinstance(embedded, Embed) and embedded.source is EmbedSource.INDICES
     assert embedded.out.values == (0, 2, 4, 6)  # i + i only: not every pair of values meets
     assert fold_embeddings.sequence_map_of_positions(state, SequenceMapSite(shifted, max, var["indices"], var["tokens"])) is None
 
@@ -49,7 +49,7 @@ def test_fold_embeddings_embeds_a_sequence_map_of_positions_with_the_values_reac
 def test_fold_linear_writes_an_affine_map_of_a_number_with_no_mlp():
     state, var = lowering_of(MAPS)
     number = Var("i", ir.NUMERICAL, (0, 1, 2, 3))
-    state.writer[number] = Embed(number, "indices")
+    state.writer[number] = Embed(number, EmbedSource.INDICES)
     out = Var("twice", ir.NUMERICAL, (1, 3, 5, 7))
     folded = fold_linear.linear_map(state, MapSite(out, lambda i: 2 * i + 1, number))
     assert isinstance(folded, Linear)

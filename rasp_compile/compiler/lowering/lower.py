@@ -28,7 +28,7 @@ from typing import Callable
 from ... import ir
 from ...frontend.cooccurrence import meeting_only
 from ...frontend.infer import ValueSets, nullable_sops
-from ..ops import Attend, Embed, HeadKind, Graph, NumericMLP, Op, TableMLP, plain_readout
+from ..ops import Attend, Embed, EmbedSource, Graph, HeadKind, NumericMLP, Op, TableMLP, plain_readout
 from ..primitives.selector_width import bos_shares, bos_weight, width_from_share
 from ..variables import Var
 from .pairs import check_pair_limit
@@ -66,12 +66,12 @@ def _lowered(state: LoweringState, node: ir.SOp) -> Var:
 
 def _op_for(state: LoweringState, node: ir.SOp, out: Var) -> Op:
     if isinstance(node, ir.Tokens):
-        return Embed(out, "tokens")
+        return Embed(out, EmbedSource.TOKENS)
     if isinstance(node, ir.Indices):
-        return Embed(out, "indices")
+        return Embed(out, EmbedSource.INDICES)
     if isinstance(node, ir.Length):
         if state.program.causal:
-            return Embed(out, "length")
+            return Embed(out, EmbedSource.LENGTH)
         everything = ir.Select(ir.tokens, ir.tokens, "true")
         return _width_ops(state, everything, out)  # n, as the width of select-all
     if isinstance(node, ir.Map):

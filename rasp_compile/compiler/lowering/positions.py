@@ -10,16 +10,16 @@ from __future__ import annotations
 from typing import Callable
 
 from ... import ir
-from ..ops import Embed
+from ..ops import Embed, EmbedSource
 from ..variables import Var
 from .state import LoweringState
 
 
-def position_source(state: LoweringState, var: Var) -> tuple[str, Callable] | None:
+def position_source(state: LoweringState, var: Var) -> tuple[EmbedSource, Callable] | None:
     """(source, raw -> value) when `var` is embedded from the position alone: indices, or
     length in a causal program, or maps of them; None otherwise."""
     writer = state.writer.get(var)
-    if isinstance(writer, Embed) and writer.source in ("indices", "length"):
+    if isinstance(writer, Embed) and writer.source in (EmbedSource.INDICES, EmbedSource.LENGTH):
         return writer.source, writer.fn
     return None
 
@@ -29,13 +29,13 @@ def values_by_position(state: LoweringState, var: Var) -> list | None:
     source = position_source(state, var)
     if source is None:
         return None
-    first = 0 if source[0] == "indices" else 1
+    first = 0 if source[0] is EmbedSource.INDICES else 1
     return [source[1](p + first) for p in range(state.program.max_len)]
 
 
-def position_feature(state: LoweringState, label: str, source: str, fn: Callable) -> Var:
+def position_feature(state: LoweringState, label: str, source: EmbedSource, fn: Callable) -> Var:
     """A numerical variable the position embedding holds: fn(raw position value)."""
-    raw = range(state.program.max_len) if source == "indices" else range(1, state.program.max_len + 1)
+    raw = range(state.program.max_len) if source is EmbedSource.INDICES else range(1, state.program.max_len + 1)
     table = tuple(fn(p) for p in raw)
 
     def make() -> Embed:

@@ -45,7 +45,7 @@ from ...frontend.means import possible_means
 from ..lowering.linear import linear_form, substituted
 from ..lowering.rewrites import MapSite, SequenceMapSite
 from ..lowering.state import LoweringState
-from ..ops import Attend, HeadKind, Embed, Linear, NumericMLP, Op, TableMLP, fresh_label, op_inputs
+from ..ops import Attend, Embed, HeadKind, Linear, NumericMLP, Op, TableMLP, fresh_label, op_inputs
 from ..precision import carried_magnitudes
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, sorted_values

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from ... import ir
-from ..ops import Attend, HeadKind, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP, op_inputs, readers_of, replaced
+from ..ops import Attend, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP, op_inputs, readers_of, replaced
 from ..variables import Var
 from ..tolerances import MAX_AMPLIFICATION, spread
 

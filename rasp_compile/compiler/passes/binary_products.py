@@ -32,7 +32,7 @@ from ..lowering.pairs import meeting
 from ..lowering.positions import position_feature
 from ..lowering.rewrites import SequenceMapSite
 from ..lowering.state import LoweringState
-from ..ops import Embed, GatedMap, Linear
+from ..ops import Embed, EmbedSource, GatedMap, Linear
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, coordinate, sorted_values
 from .gated_maps import meeting_affine_pieces
@@ -90,7 +90,7 @@ def _digits_sum(state: LoweringState, out: Var, x: Var, form: tuple) -> Linear:
     if alpha + beta:  # x c = x i + x
         weights[(x, None)] = {label: alpha + beta}
     if gamma:
-        count = position_feature(state, "count", "indices", lambda p: p + 1)
+        count = position_feature(state, "count", EmbedSource.INDICES, lambda p: p + 1)
         weights[(count, None)] = {label: gamma}
     return Linear(out, weights, {label: delta} if delta else {})
 
@@ -100,6 +100,6 @@ def _index_digit(state: LoweringState, k: int) -> Var:
 
     def make() -> Embed:
         digit = state.new_var(f"indices.digit{k}", ir.CATEGORICAL, (0, 1))
-        return Embed(digit, "indices", lambda p: (p >> k) & 1)
+        return Embed(digit, EmbedSource.INDICES, lambda p: (p >> k) & 1)
 
     return state.cached("index digit", k, make)

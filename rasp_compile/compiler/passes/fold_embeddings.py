@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..lowering.positions import values_by_position
 from ..lowering.rewrites import MapSite, SequenceMapSite
 from ..lowering.state import LoweringState
-from ..ops import Embed
+from ..ops import Embed, EmbedSource
 from ...element_fn import composed
 from ..variables import Var, empty_of, sort_key
 
@@ -37,4 +37,4 @@ def sequence_map_of_positions(state: LoweringState, site: SequenceMapSite) -> Em
     by_position = {p: site.fn(a, b) for p, (a, b) in enumerate(zip(*at))}
     reached = tuple(sorted(set(by_position.values()), key=sort_key))
     out = site.out
-    return Embed(Var(out.label, out.encoding, reached, loc=out.loc), "indices", by_position.__getitem__)
+    return Embed(Var(out.label, out.encoding, reached, loc=out.loc), EmbedSource.INDICES, by_position.__getitem__)

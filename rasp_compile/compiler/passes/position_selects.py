@@ -45,7 +45,7 @@ from ..lowering.positions import position_feature, position_source, values_by_po
 from ..lowering.rewrites import TermSite
 from ..lowering.state import LoweringState
 from ..lowering.views import viewed_number
-from ..ops import Attend, Embed, HeadKind, Linear, NumericMLP
+from ..ops import Attend, Embed, EmbedSource, HeadKind, Linear, NumericMLP
 from ..primitives.numeric_mlp import interpolation_error, step_error
 from ..selector_terms import PositionMatch, Term
 from ..tolerances import CATEGORICAL_LEAK, NUMBER_MATCH_ERROR, POSITION_MATCH_ERROR, ROUNDINGS
@@ -89,8 +89,8 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
         if from_number:
             return Term(term.keys, term.queries, term.table, from_number)
         if target is not None and _precise_enough(other, target, state):
-            position = position_feature(state, "indices.value", "indices", lambda p: p)
-            squared = position_feature(state, "indices.value^2", "indices", lambda p: p * p)
+            position = position_feature(state, "indices.value", EmbedSource.INDICES, lambda p: p)
+            squared = position_feature(state, "indices.value^2", EmbedSource.INDICES, lambda p: p * p)
             forms = (other in site.shared and _line_forms(other, target, state)) or (
                 {(linear_feature(state, f"{other.label}.target", other, target.__getitem__), None): 1.0},
                 {(linear_feature(state, f"{other.label}.match", other, lambda v: 1 - target[v] ** 2), None): 1.0},
@@ -140,7 +140,7 @@ def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: b
     indices and no other value matches two indices; else None. Whether float32 carries the
     target is asked after (number_match, then _precise_enough)."""
     source = position_source(state, positions)
-    if source is None or source[0] != "indices" or positions.may_be_none:
+    if source is None or source[0] is not EmbedSource.INDICES or positions.may_be_none:
         return None
     if any(source[1](p) != p for p in range(state.program.max_len)):
         return None
@@ -202,8 +202,8 @@ def number_match(state: LoweringState, positions_are_keys: bool, other: Var, tar
         return NumericMLP(out, x, dict(zip(x.values, match_values)).__getitem__, interpolated=True)
 
     match = state.cached("number match", (x, a, b, c), make)
-    position = position_feature(state, "indices.centred", "indices", lambda p: p - c)
-    squared = position_feature(state, "indices.centred^2", "indices", lambda p: (p - c) ** 2)
+    position = position_feature(state, "indices.centred", EmbedSource.INDICES, lambda p: p - c)
+    squared = position_feature(state, "indices.centred^2", EmbedSource.INDICES, lambda p: (p - c) ** 2)
     return PositionMatch(positions_are_keys, position, squared, {(x, None): a, CONSTANT: b - c},
                          {(match, None): 1.0}, sure=sure)
 

@@ -32,7 +32,7 @@ from ..lowering.positions import position_feature, values_by_position
 from ..lowering.selectors import score_selector
 from ..lowering.rewrites import WidthSite
 from ..lowering.state import LoweringState
-from ..ops import Attend, HeadKind, Embed, Linear, NumericMLP, Op
+from ..ops import Attend, Embed, EmbedSource, HeadKind, Linear, NumericMLP, Op
 from ..variables import Var, coordinate
 
 
@@ -97,7 +97,7 @@ def _ignores(selector: ir.Select, keys: tuple, queries: tuple, side: int) -> boo
 def _embedded(out: Var, width: list[int]) -> Embed:
     """The width at each position as a position embedding, its values those it reaches."""
     reached = tuple(sorted(set(width)))
-    return Embed(Var(out.label, out.encoding, reached, loc=out.loc), "indices", width.__getitem__)
+    return Embed(Var(out.label, out.encoding, reached, loc=out.loc), EmbedSource.INDICES, width.__getitem__)
 
 
 def _length_plus(state: LoweringState, out: Var, offset: list[int]) -> Op:
@@ -106,7 +106,7 @@ def _length_plus(state: LoweringState, out: Var, offset: list[int]) -> Op:
     label = coordinate(number, None)
     weights = {(_mean_index(state, out), None): {label: 2.0}}
     if len(set(offset)) > 1:
-        weights[(position_feature(state, f"{out.label}.offset", "indices", offset.__getitem__), None)] = {label: 1.0}
+        weights[(position_feature(state, f"{out.label}.offset", EmbedSource.INDICES, offset.__getitem__), None)] = {label: 1.0}
     linear = Linear(number, weights, {label: 1.0 + (offset[0] if len(set(offset)) == 1 else 0.0)})
     if number is out:
         return linear
@@ -132,7 +132,7 @@ def _mean_index(state: LoweringState, width: Var) -> Var:
 
     def make() -> Attend:
         everything = ir.Select(ir.tokens, ir.tokens, "true", loc=width.loc)
-        index = position_feature(state, "indices.value", "indices", lambda p: p)
+        index = position_feature(state, "indices.value", EmbedSource.INDICES, lambda p: p)
         means = [(n - 1) / 2 for n in range(1, state.program.max_len + 1)]
         mean = state.new_var("length.mean_index", ir.NUMERICAL, means, loc=width.loc)
         return Attend(mean, score_selector(state, everything), HeadKind.NUMERICAL, index, 0, selector=everything)

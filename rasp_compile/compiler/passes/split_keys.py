@@ -43,7 +43,7 @@ from ..lowering.rewrites import AggregateSite
 from ..lowering.selectors import SplitInputs, score_selector
 from ..lowering.state import LoweringState
 from ..lowering.views import whole_view
-from ..ops import Attend, HeadKind, Linear
+from ..ops import Attend, EmbedSource, HeadKind, Linear
 from ..schedule import sublayers_after
 from ..limits import MAX_SPLIT_COLUMNS
 from ..variables import Var, coordinate, sort_key
@@ -84,7 +84,8 @@ def _reads_position_table(state: LoweringState, head: Attend) -> bool:
     sub-layer the split saves is worth."""
     n = state.program.max_len
     return any(
-        var.encoding == ir.CATEGORICAL and len(var.values) == n and (position_source(state, var) or ("",))[0] == "indices"
+        var.encoding == ir.CATEGORICAL and len(var.values) == n
+        and (position_source(state, var) or (None,))[0] is EmbedSource.INDICES
         for var in head.score.reads()
     )
 
