@@ -4,7 +4,7 @@ construction, and what it leaves to the plain one."""
 from __future__ import annotations
 
 from rasp_compile import ir
-from rasp_compile.compiler.lowering.rewrites import MapSite, SequenceMapSite, ViewSite
+from rasp_compile.compiler.lowering.rewrites import MapSite, Rewrite, SequenceMapSite, ViewSite
 from rasp_compile.compiler.lowering.rewrites import LoweringOptions
 from rasp_compile.compiler.lowering.views import categorical_view
 from rasp_compile.compiler.ops import Attend, Embed, EmbedSource, GatedMap, Linear, NumericMLP, TableMLP
@@ -27,6 +27,35 @@ def test_the_plain_lowering_builds_one_mlp_per_map():
     ops = by_label(plain_graph(MAPS))
     assert isinstance(ops["up"], TableMLP) and ops["up"].inputs[0].label == "tokens"
     assert isinstance(ops["width"], NumericMLP) and isinstance(ops["width.bos_share"], Attend)
+
+
+def test_a_rewrite_that_passes_leaves_nothing_behind():
+    def builds_then_passes(draft, site):
+        draft.emit(Embed(draft.new_var("litter", ir.NUMERICAL, (0,)), EmbedSource.INDICES))
+        return None
+
+    plain = plain_graph(MAPS)
+    passed = plain_graph(MAPS, LoweringOptions((Rewrite("litter", MapSite, builds_then_passes),)))
+    assert [op.out.label for op in passed.ops] == [op.out.label for op in plain.ops]
+    assert passed.labels == plain.labels and "litter" not in passed.labels
+
+
+def test_the_first_rewrite_matching_a_site_that_answers_wins_and_adds_its_draft():
+    def table_with_a_feature(draft, site):
+        feature = draft.new_var("feature", ir.NUMERICAL, (0,))
+        draft.emit(Embed(feature, EmbedSource.INDICES))
+        return TableMLP(site.out, (site.inner,), site.fn)
+
+    rewrites = (
+        Rewrite("sequence", SequenceMapSite, lambda draft, site: None),  # matches no map: never asked of one
+        Rewrite("first", MapSite, table_with_a_feature),
+        Rewrite("second", MapSite, lambda draft, site: NumericMLP(site.out, site.inner, site.fn)),
+    )
+    state, var = lowering_of(MAPS, LoweringOptions(rewrites))
+    assert state.origin[var["up"]] == "first" and isinstance(state.writer[var["up"]], TableMLP)
+    (feature,) = [v for v in state.writer if v.label == "feature"]
+    assert state.origin[feature] == "first" and state.ops.index(state.writer[feature]) < state.ops.index(
+        state.writer[var["up"]])  # what the rewrite built comes before the op it proposed
 
 
 def test_fold_embeddings_makes_a_map_of_an_embedding_an_embedding():
