@@ -15,10 +15,10 @@ SequenceMapSite, AggregateSite, WidthSite), the step MLP writing a categorical v
 (ViewSite), or one term of a selector (TermSite). The rewrite builds on a draft of the lowering
 (state.LoweringState.draft): the variables, features and heads it needs besides its answer go
 there, and `propose` returns the op writing the site's variable (a `Term` for a TermSite). The
-lowering alone adds them (state.LoweringState.rewritten): the rewrites matching the site are asked in the
-driver's order, the first answer wins and its draft is kept; a draft whose rewrite passes is
-dropped with everything on it. With no rewrite this is the plain lowering of `--no-opt` every
-optimisation.
+lowering alone adds them (state.LoweringState.rewritten): the rewrites matching the site are
+asked in the driver's order, the first answer wins and its draft is adopted; a draft whose
+rewrite passes is dropped with everything on it. With no rewrite this is the plain lowering of
+`--no-opt` every optimisation.
 """
 
 from __future__ import annotations
