@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from rasp_compile.compiler.variables import CONSTANT, Var
 from rasp_compile.compiler.lowering.scores import score_columns
-from rasp_compile.compiler.passes.compact_heads import shared_block
+from rasp_compile.compiler.lowering.scores import shared_block
 from rasp_compile.compiler.selector_terms import SelectorSpec, Term
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.compiler import build_graph
+from rasp_compile.compiler.driver import whole_answer
+from rasp_compile.compiler.layout import lay_out
 from rasp_compile.compiler.ops import Attend, Linear
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
@@ -118,6 +120,7 @@ def test_one_head_per_value_of_the_smaller_input_that_can_select():
     assert isinstance(answer, Linear) and answer.out is graph.output
     assert len(answer.inputs) == 2 and all(isinstance(graph_writer(graph, v), Attend) for v in answer.inputs)
     assert answer.bias == {"aggregate:nothing": -1.0}
+    assert whole_answer(graph, lay_out(graph), infer_value_sets(program), frozenset(OPTIMIZATIONS))[0] is graph
 
 
 def graph_writer(graph, var):
@@ -188,7 +191,10 @@ max_len 24
 w = selector_width(select(tokens, tokens, ==))
 output aggregate(select(w + indices, indices, ==), tokens)
 """)
-    assert build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS)).split
+    value_sets, everything = infer_value_sets(program), frozenset(OPTIMIZATIONS)
+    split = build_graph(program, value_sets, everything)
+    graph, _, enabled = whole_answer(split, lay_out(split), value_sets, everything)
+    assert split.split and not graph.split and enabled == everything - {"split-keys"}
     model = compile_program(program)
     assert len(model.meta["layers"]) == len(compile_program(program, disabled=["split-keys"]).meta["layers"])
     assert_agree(model, program, random_inputs(program.vocab, program.max_len, 50, rng=24))

@@ -16,7 +16,7 @@ from ..compiler import compile_program
 from ..errors import InputError, RaspError, WeightsError, format_error, recursion_refused
 from ..frontend import parse_program
 from ..frontend.parse import parse
-from ..frontend.lower import MAX_LEN_LIMIT, lower
+from ..frontend.lower import MAX_LEN_LIMIT, check_module
 from ..runtime.forward import input_vocab
 from ..runtime.model import Model
 from ..runtime.token_keys import token_key
@@ -37,7 +37,7 @@ def reference_program(model: Model, weights_path: str, checked: bool = True) -> 
         raise WeightsError(f"{weights_path}: meta.max_len {model.meta['max_len']:,} is beyond what a program "
                            f"may declare (1 to {MAX_LEN_LIMIT:,}): its source cannot be run at that length")
     with program_errors(filename, source), recursion_refused(None):
-        program = parse_program(source, filename) if checked else lower(parse(source), source, filename)
+        program = parse_program(source, filename) if checked else check_module(parse(source), source, filename)
     if program.max_len != model.meta["max_len"]:
         program = dataclasses.replace(program, max_len=model.meta["max_len"])
     return program

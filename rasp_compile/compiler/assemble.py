@@ -19,7 +19,7 @@ import numpy as np
 
 from ..runtime.model import FORMAT, Model
 from .layout import BOS, Layout
-from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Readout, TableMLP
+from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Readout, TableMLP
 from .primitives.categorical_attn import categorical_head
 from .primitives.embed import embeddings
 from .primitives.gated_map import gated_map_mlp
@@ -35,7 +35,7 @@ BOS_TOKEN = "BOS"
 
 
 def build_head(op: Attend, layout: Layout, max_len: int) -> Head:
-    builders = {"categorical": categorical_head, "numerical": numerical_head, "width": width_head}
+    builders = {HeadKind.CATEGORICAL: categorical_head, HeadKind.NUMERICAL: numerical_head, HeadKind.WIDTH: width_head}
     return builders[op.kind](op, layout, max_len)
 
 

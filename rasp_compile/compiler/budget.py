@@ -44,6 +44,13 @@ def check_vocab_budget(program: ir.Program, value_sets: ValueSets) -> None:
 def check_budget(graph: Graph, layout: Layout) -> None:
     """Raise RaspValueError when the model would exceed MAX_PARAMETERS: at the variable that takes
     half the residual or more, named in the message (`_widest`), else at the output."""
+    estimate = parameter_estimate(graph, layout)
+    if estimate > MAX_PARAMETERS:
+        raise _too_large(graph.program, estimate, layout.d_model, widest=_widest(graph, layout))
+
+
+def parameter_estimate(graph: Graph, layout: Layout) -> int:
+    """About how many parameters the model of `graph` laid out as `layout` has (module docstring)."""
     columns = len(graph.program.vocab) + graph.program.max_len + 1 + len(graph.output.domain)
     for op in graph.ops:
         if isinstance(op, Attend):
@@ -55,9 +62,7 @@ def check_budget(graph: Graph, layout: Layout) -> None:
             columns += 2 * numeric_units(op)
         elif isinstance(op, GatedMap):
             columns += 2 * hidden_units(op)
-    estimate = layout.d_model * columns
-    if estimate > MAX_PARAMETERS:
-        raise _too_large(graph.program, estimate, layout.d_model, widest=_widest(graph, layout))
+    return layout.d_model * columns
 
 
 def _widest(graph: Graph, layout: Layout) -> tuple[str, int, object] | None:

@@ -5,9 +5,12 @@ Reading this module top to bottom shows every step in the order it runs. `--no-o
 name always runs.
 
     infer_value_sets       the values every s-op can take (frontend/infer.py)
-    lower                  s-ops -> variables and the ops writing them, asking LOWERING_REWRITES
+    lower                  s-ops -> variables and the ops writing them (lowering/lower.py), asking
+                           LOWERING_REWRITES, with LOWERING_OPTIONS
     GRAPH_PASSES           Graph -> Graph, in order
     lay_out                a named residual dimension per categorical value / numerical s-op
+    whole_answer           a split answer (split-keys) whose model would pass the budget is
+                           lowered again without split-keys: one layer deeper, within the budget
     check_budget           a model too large to build is refused before any weight is
     check_precision        refuse numbers the float dtype cannot hold exactly enough; every
                            read-out's error bound and tolerance (meta.margins)
@@ -27,20 +30,20 @@ from typing import Callable, Iterable, NamedTuple
 import numpy as np
 
 from .. import ir
-from ..errors import RaspValueError, placed_at, recursion_refused
+from ..errors import placed_at, recursion_refused
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..runtime.model import Model, validate
 from .assemble import assemble, cast_to
-from .budget import check_budget, check_vocab_budget
+from .budget import MAX_PARAMETERS, check_budget, check_vocab_budget, parameter_estimate
 from ..frontend.single_valued import conflicts_possible
 from .head_meta import describe_model
-from .layout import lay_out
-from .lowering.lower import lower
-from .lowering.rewrites import Rewrites
+from .layout import Layout, lay_out
+from .lowering.lower import program_to_graph
+from .lowering.rewrites import AggregateSite, LoweringOptions, MapSite, Rewrite, SequenceMapSite, TermSite, ViewSite
+from .lowering.rewrites import WidthSite
 from .ops import Graph
-from .passes import compact_heads, compose_views, fold_embeddings, fold_linear, gated_maps, position_selects
-from .passes import affine_means, binary_products, position_widths
-from .passes import split_keys, value_classes
+from .passes import compose_views, fold_embeddings, fold_linear, gated_maps, position_selects
+from .passes import affine_means, binary_products, position_widths, split_keys
 from .passes.amplification import amplify
 from .passes.dead_ops import drop_dead_ops
 from .passes.head_features import fold_head_features
@@ -55,11 +58,10 @@ from .schedule import schedule
 
 class Step(NamedTuple):
     """One line of a list below: `run` under the optimisation `name` (None: always), also
-    needing the optimisations in `needs`; `hook`: the Rewrites field it fills (lowering only)."""
+    needing the optimisations in `needs`."""
 
     name: str | None
     run: Callable
-    hook: str = ""
     needs: tuple[str, ...] = ()
 
     @property
@@ -70,38 +72,45 @@ class Step(NamedTuple):
 
 LOWERING_REWRITES = (
     # a map of an embedded variable is an embedding row (before fold-linear: nothing to fold then)
-    Step("fold-embeddings", fold_embeddings.map_of_embedding, "map"),
+    Rewrite("fold-embeddings", MapSite, fold_embeddings.map_of_embedding),
     # an affine map of a mean is the mean of the mapped values (before fold-linear, which would fold it)
-    Step("affine-means", affine_means.affine_mean, "map"),
-    Step("affine-means", affine_means.affine_sequence_mean, "sequence_map"),
+    Rewrite("affine-means", MapSite, affine_means.affine_mean),
+    Rewrite("affine-means", SequenceMapSite, affine_means.affine_sequence_mean),
     # a map linear in its input's coordinates is written by the input's writer; a number read
     # from a view of x, when it is not linear, is a step MLP of x itself
-    Step("fold-linear", fold_linear.linear_map, "map"),
+    Rewrite("fold-linear", MapSite, fold_linear.linear_map),
     # a sequence_map linear in its inputs is written by their writers
-    Step("fold-linear", fold_linear.linear_sequence_map, "sequence_map"),
+    Rewrite("fold-linear", SequenceMapSite, fold_linear.linear_sequence_map),
     # a sequence_map of two variables the position decides is a position embedding row
-    Step("fold-embeddings", fold_embeddings.sequence_map_of_positions, "sequence_map"),
+    Rewrite("fold-embeddings", SequenceMapSite, fold_embeddings.sequence_map_of_positions),
     # a running mean times its count is the count's binary digits gating the mean
-    Step("binary-products", binary_products.product_by_digits, "sequence_map"),
+    Rewrite("binary-products", SequenceMapSite, binary_products.product_by_digits),
     # a sequence_map of a number and an exact one-hot is one small MLP of the number per value
-    Step("gated-maps", gated_maps.gated_map, "sequence_map"),
-    # a categorical view of a number has a dimension per class of values its reader tells apart
-    Step("value-classes", value_classes.reader_classes, "view_classes"),
+    Rewrite("gated-maps", SequenceMapSite, gated_maps.gated_map),
     # a categorical view of a step MLP's number reads that MLP's input, a sub-layer sooner
-    Step("compose-views", compose_views.through_steps, "view_source"),
+    Rewrite("compose-views", ViewSite, compose_views.through_steps),
     # a width the positions decide is a position embedding, or the length (one head) plus one
-    Step("position-widths", position_widths.width_of_positions, "width"),
+    Rewrite("position-widths", WidthSite, position_widths.width_of_positions),
+    # a select pairing an index with one target is scored from four numbers (asked first: at
+    # max_len 1 a select may be both this and the next, and is scored from the numbers)
+    Rewrite("position-selects", TermSite, position_selects.position_term),
     # a select the causal mask already decides is `true`
-    Step("position-selects", position_selects.causal_term, "term"),
-    # a select pairing an index with one target is scored from four numbers
-    Step("position-selects", position_selects.position_term, "term"),
-    # terms of one selector reading the same variable share its head dimensions
-    Step("compact-heads", compact_heads.shared_block, "score_blocks"),
+    Rewrite("position-selects", TermSite, position_selects.causal_term),
     # the answer's aggregate on a table of two s-ops is one head per value of one of them, summed
-    Step("split-keys", split_keys.split_answer, "aggregate"),
+    Rewrite("split-keys", AggregateSite, split_keys.split_answer),
 )
 """Rewrites the lowering asks as it builds each s-op (lowering/rewrites.py says why they cannot
-wait for the whole graph), in this order per construction; with none, the plain construction."""
+wait for the whole graph): for each site, those matching it in this order, the first answer
+wins; with none, the plain construction."""
+
+LOWERING_OPTIONS = {
+    # a categorical view of a number has a dimension per class of values its reader tells apart
+    "value-classes": "reader_classes",
+    # terms of one selector reading the same variable share its head dimensions
+    "compact-heads": "shared_blocks",
+}
+"""Optimisations that are a choice within the lowering's plain constructions: name -> the
+LoweringOptions field (lowering/rewrites.py) they turn on."""
 
 GRAPH_PASSES = (
     Step("linear-readout", choose_linear_readout),  # a last table a linear read-out can answer is left to unembed
@@ -185,15 +194,18 @@ def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset,
                 watch: Callable[[str, Graph], None] = lambda step, graph: None) -> Graph:
     """The lowered graph after every graph pass of `enabled` (keys of OPTIMIZATIONS); `watch` is
     shown the graph after each step ("lower", then each graph pass's label) that runs."""
-    hooks: dict[str, list] = {}
-    for step in active_steps(LOWERING_REWRITES, enabled):
-        hooks.setdefault(step.hook, []).append(step.run)
-    graph = lower(program, value_sets, Rewrites(**{hook: tuple(runs) for hook, runs in hooks.items()}))
+    graph = program_to_graph(program, value_sets, lowering_options(enabled))
     watch("lower", graph)
     for step in active_steps(GRAPH_PASSES, enabled):
         graph = step.run(graph)
         watch(step.label, graph)
     return graph
+
+
+def lowering_options(enabled: frozenset) -> LoweringOptions:
+    """The lowering's rewrites and options under `enabled`: those of the names enabled."""
+    rewrites = tuple(rewrite for rewrite in LOWERING_REWRITES if rewrite.name in enabled)
+    return LoweringOptions(rewrites, **{field: name in enabled for name, field in LOWERING_OPTIONS.items()})
 
 
 def active_steps(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
@@ -202,20 +214,27 @@ def active_steps(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
 
 
 def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype) -> tuple:
-    """The graph, its layout and its read-outs' margins, checked for size, then precision; a split
-    answer (split-keys) that makes the model too large is built again whole, one layer deeper but
-    within the budget."""
+    """The graph, its layout and its read-outs' margins, checked for size (after whole_answer),
+    then precision."""
     graph = build_graph(program, value_sets, enabled)
     layout = lay_out(graph)
-    try:
-        check_budget(graph, layout)
-    except RaspValueError:
-        if not graph.split:
-            raise
-        return _graph_within_budget(program, value_sets, enabled - {"split-keys"}, dtype)
+    graph, layout, enabled = whole_answer(graph, layout, value_sets, enabled)
+    check_budget(graph, layout)
     margins, unproven = check_precision(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled),
                                         answer_checked_elsewhere=checkable(program))
     return graph, layout, margins, unproven
+
+
+def whole_answer(graph: Graph, layout: Layout, value_sets: ValueSets, enabled: frozenset) -> tuple:
+    """(graph, layout, enabled) as they are, or, when split-keys split the answer and the model
+    would pass MAX_PARAMETERS, lowered again without split-keys: every split head counts a one-hot
+    of the answer until prune drops it, so the whole answer, one layer deeper, may fit where the
+    split does not (check_budget then decides)."""
+    if not graph.split or parameter_estimate(graph, layout) <= MAX_PARAMETERS:
+        return graph, layout, enabled
+    enabled = enabled - {"split-keys"}
+    graph = build_graph(graph.program, value_sets, enabled)
+    return graph, lay_out(graph), enabled
 
 
 def _answer_on_every_input(model: Model, program: ir.Program, graph: Graph, unproven: ImpreciseAnswer,

@@ -45,7 +45,7 @@ import math
 import numpy as np
 
 from .. import ir
-from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP
+from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP
 from .primitives.numeric_mlp import interpolation_errors, step_output_errors
 from .primitives.numerical_attn import numerical_sharpness
 from .primitives.selector_width import width_sharpness
@@ -72,7 +72,7 @@ def carried_magnitudes(ops) -> dict[Var, float]:
         if op.out.encoding != ir.NUMERICAL:
             continue
         largest = largest_magnitude(op.out.values)
-        if isinstance(op, Attend) and op.kind == "numerical":
+        if isinstance(op, Attend) and op.kind is HeadKind.NUMERICAL:
             largest = max(largest, carried.get(op.value, 0.0), abs(float(op.default)))
         elif isinstance(op, Linear):
             terms = [abs(c) * carried.get(var, 1.0) for (var, _), row in op.weights.items() for c in row.values()]
@@ -104,7 +104,7 @@ def relative_roundings(ops) -> frozenset[Var]:
                 relative.add(op.out)
         elif isinstance(op, Linear) and _one_signed(op, relative):
             relative.add(op.out)
-        elif isinstance(op, Attend) and op.kind == "numerical" and op.value in relative:
+        elif isinstance(op, Attend) and op.kind is HeadKind.NUMERICAL and op.value in relative:
             signs = {np.sign(float(v)) for v in op.value.values + (op.default,)} - {0.0}
             if len(signs) <= 1:
                 relative.add(op.out)
@@ -136,7 +136,7 @@ def rounding_counts(graph: Graph) -> dict[Var, float]:
     extra = MEAN_ROUNDINGS_PER_KEY * (graph.program.max_len + 1)
     summed: set[Var] = set()
     for op in graph.ops:
-        if isinstance(op, Attend) and op.kind == "numerical":
+        if isinstance(op, Attend) and op.kind is HeadKind.NUMERICAL:
             summed.add(op.out)
         elif isinstance(op, Linear) and summed.intersection(op.inputs):
             summed.add(op.out)
@@ -281,9 +281,9 @@ def _linear_error(op: Linear, fresh: dict, dtype) -> float:
 def _attend_error(op: Attend, fresh: dict, bounds: dict, max_len: int, dtype) -> float:
     """An aggregate or a width head (module docstring); the tilt reads the score's features' whole errors."""
     value_error = fresh.get(op.value, 0.0) if op.value is not None else 0.0
-    if op.kind == "categorical":
+    if op.kind is HeadKind.CATEGORICAL:
         return CATEGORICAL_LEAK / op.amplification + value_error
-    if op.kind == "width":
+    if op.kind is HeadKind.WIDTH:
         sharpness, leak = width_sharpness(op, max_len)
         return leak + _tilt(op, bounds, sharpness)
     sharpness, leak = numerical_sharpness(op, max_len)

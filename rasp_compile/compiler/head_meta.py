@@ -35,7 +35,7 @@ heads of layer i, in assemble's order).
 from __future__ import annotations
 
 from .. import ir
-from .ops import Attend, Graph
+from .ops import Attend, Graph, HeadKind
 from .variables import CONSTANT
 from .schedule import Block
 
@@ -92,9 +92,9 @@ def _computes(op: Attend, node: ir.Node, made: bool, program: ir.Program) -> boo
     """Whether head `op` computes `node`: an aggregate or selector_width whose very selector it
     scores; or, its selector `made` by the compiler, length (a width head's select-all) or the
     program's answer (split-keys' parts of the answer's select)."""
-    if op.kind == "width":
+    if op.kind is HeadKind.WIDTH:
         return isinstance(node, ir.Length) if made else isinstance(node, ir.SelectorWidth) and node.selector is op.selector
-    if made and op.kind == "numerical":
+    if made and op.kind is HeadKind.NUMERICAL:
         return isinstance(node, ir.Length | ir.SelectorWidth)  # position-widths' mean index
     if made:
         return node is program.output
@@ -103,7 +103,7 @@ def _computes(op: Attend, node: ir.Node, made: bool, program: ir.Program) -> boo
 
 def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict:
     head = {
-        "kind": op.kind,
+        "kind": op.kind.value,
         "writes": op.out.label,
         "value": op.value.label if op.value is not None else None,
         "q_reads": _reads(op, "q"),
@@ -113,7 +113,7 @@ def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict:
     if node is None:
         return {**head, "sop": op.out.label, "line": None, "col": None, "select": None, "selects": []}
     # an aggregate's or a width's own selector; length's select-all and the mean index: the one scored
-    own = isinstance(node, ir.Aggregate) or (op.kind == "width" and isinstance(node, ir.SelectorWidth))
+    own = isinstance(node, ir.Aggregate) or (op.kind is HeadKind.WIDTH and isinstance(node, ir.SelectorWidth))
     selector = node.selector if own else op.selector
     return {
         **head,

@@ -15,6 +15,7 @@ Ops and variables compare by identity, so they key dicts and sets as themselves.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
@@ -27,12 +28,20 @@ from .tolerances import NONE_LOGIT, STEP_WINDOW
 from .variables import Var
 
 
+class EmbedSource(enum.Enum):
+    """What an `Embed` looks up: its raw value at each position."""
+
+    TOKENS = "tokens"  # the token
+    INDICES = "indices"  # the index i
+    LENGTH = "length"  # the causal length i + 1 (only in causal programs)
+
+
 @dataclass(frozen=True, eq=False)
 class Embed:
     """`out` = fn(raw), raw the token or the position's value (an index, or a causal length i + 1)."""
 
     out: Var
-    source: str  # "tokens", "indices" or "length" (length only in causal programs: i + 1)
+    source: EmbedSource
     fn: Callable = ir.identity
 
 
@@ -106,15 +115,22 @@ class Linear:
         return tuple(dict.fromkeys(var for var, _ in self.weights))
 
 
+class HeadKind(enum.Enum):
+    """What an `Attend` head computes; the value is its name in meta.heads (docs/inspect.md)."""
+
+    CATEGORICAL = "categorical"  # the value its selected keys hold in common (an aggregate)
+    NUMERICAL = "numerical"  # the mean of its selected keys' numbers (a numerical aggregate)
+    WIDTH = "width"  # BOS's share c/(c + w) of w selected keys, c = bos_weight (primitives/selector_width.py)
+
+
 @dataclass(frozen=True, eq=False)
 class Attend:
-    """kind: "categorical" (common value), "numerical" (mean), or "width" (writes BOS's share
-    c/(c + w), c = `bos_weight`: primitives/selector_width.py).
-    `selector`: the program's selector this head scores (its `loc` says where it was written)."""
+    """One head of `kind` (HeadKind). `selector`: the program's selector this head scores (its
+    `loc` says where it was written)."""
 
     out: Var
     score: Score  # the selector's score, factored into head dimensions (lowering/scores.py)
-    kind: str
+    kind: HeadKind
     value: Var | None = None
     default: object = None
     selector: ir.Selector | None = None

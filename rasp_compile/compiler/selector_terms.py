@@ -17,7 +17,7 @@ class PositionMatch:
     `position` and `position_squared` come from the position embedding on one side
     (`positions_are_keys`); `target` and `match` (1 - target^2, 0 for none) are linear forms
     {feature: coefficient} (CONSTANT or (numerical variable, None)) in features linear in the
-    other side's one-hot, or in a number and a polyline of it (passes/position_numbers.py,
+    other side's one-hot, or in a number and a polyline of it (passes/position_selects.number_match,
     where position and target are centred on the middle index)."""
 
     positions_are_keys: bool
@@ -25,7 +25,7 @@ class PositionMatch:
     position_squared: Var
     target: dict
     match: dict
-    sure: bool = False  # every query has its key at every input (passes/position_numbers.py)
+    sure: bool = False  # every query has its key at every input (passes/position_selects.number_match)
 
 
 @dataclass(frozen=True, eq=False)

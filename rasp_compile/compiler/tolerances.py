@@ -50,7 +50,7 @@ POSITION_MATCH_ERROR = 1 / 16
 S: 1/8 of the S/2 margin by which the selected index leads every other key and BOS."""
 
 NUMBER_MATCH_ERROR = 1 / 8
-"""How far a number-matched target may stray from its value (passes/position_numbers.py), in
+"""How far a number-matched target may stray from its value (passes/position_selects.number_match), in
 units of the index: the match then scores at least 7/8 S and its neighbours at most S/8."""
 
 # -- float rounding: how many roundings a computation may meet -------------------------------

@@ -1,7 +1,7 @@
 """The front end's public entry points: `.rasp` text or file -> checked `ir.Program`.
 
-parse (text -> AST) -> lower (AST -> IR, names and kinds checked) -> infer (value sets, every
-lambda tried on every value it can meet). Every problem is a located `RaspError`.
+parse (text -> AST) -> check_module (AST -> IR, names and kinds checked) -> infer (value sets,
+every lambda tried on every value it can meet). Every problem is a located `RaspError`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from . import infer
 from .. import ir
 from ..errors import ArgumentError, InputError, placed_at, recursion_refused, special_file
-from .lower import MAX_LEN_LIMIT, lower
+from .lower import MAX_LEN_LIMIT, check_module
 from .parse import parse
 
 
@@ -36,7 +36,7 @@ def parse_checked(text: str, filename: str = "<program>", max_len: int | None = 
         check_max_len(max_len)
     module = parse(text)
     with recursion_refused(module.statements[-1].loc if module.statements else None):
-        program = lower(module, text, filename)
+        program = check_module(module, text, filename)
         if max_len is not None:
             program = dataclasses.replace(program, max_len=max_len)
         with placed_at(program.output_loc):

@@ -135,7 +135,7 @@ class BuiltinCall:
         arity = lambda_arity(self.call.func, index, len(self.args))
         return make_lambda(self.expect(index, syntax_tree.Lambda), self.call, arity, self.scope, self.lowering)
 
-    def lower(self):
+    def to_ir(self):
         """The IR node (or, for an element-wise call on constants only, the constant) of the call."""
         func, loc = self.call.func, self.call.loc
         if func in ("map", "sequence_map"):

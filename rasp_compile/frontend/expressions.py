@@ -60,7 +60,7 @@ class ExpressionLowering:
         """A call of a built-in or a def, lowered (a def expanded)."""
         check_callable(call, scope)
         if call.func in BUILTIN_FUNCTIONS:
-            return BuiltinCall(call, scope, self).lower()
+            return BuiltinCall(call, scope, self).to_ir()
         if call.func in self.defs:
             return expand(call, scope, self)
         not_a_function(call, self.defs)

@@ -30,7 +30,7 @@ MAX_VALUES = 100_000
 
 MAX_NUMBERS = MAX_MEANS
 """The largest value set a numerical s-op may have: it is one residual coordinate, and what
-reads it categorically keeps only the values its reader tells apart (passes/value_classes.py)."""
+reads it categorically keeps only the values its reader tells apart (lowering/views.py)."""
 
 MAX_COMBINATIONS = 2_000_000
 """The most value pairs a sequence_map or select lambda is tried on (each pair is one call)."""

@@ -28,7 +28,7 @@ MAX_LEN_LIMIT = 1_024
 select over indices costs max_len ** 2 calls."""
 
 
-def lower(module: syntax_tree.Module, source: str, filename: str = "<program>") -> ir.Program:
+def check_module(module: syntax_tree.Module, source: str, filename: str = "<program>") -> ir.Program:
     """The checked `ir.Program` of a parsed module (value sets are not inferred here)."""
     lowering = ExpressionLowering(module)
     for stmt in module.statements:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import InputError, NotInModel, NotInResidual, RaspError
-from ..frontend.lower import lower
+from ..frontend.lower import check_module
 from ..frontend.parse import parse
 from ..runtime import forward
 from ..runtime.model import Model
@@ -169,7 +169,7 @@ def program_names(source) -> set[str] | None:
     if not isinstance(source, str) or not source:
         return None
     try:
-        program = lower(parse(source), source, "<source>")
+        program = check_module(parse(source), source, "<source>")
     except (RaspError, RecursionError):
         return None
     return {node.label for node in program.nodes() if isinstance(node, ir.SOp) and node.label} | {program.output_name}

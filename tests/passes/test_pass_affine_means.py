@@ -15,8 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.compiler.driver import build_graph
-from rasp_compile.compiler.lowering.rewrites import Rewrites
-from rasp_compile.compiler.ops import Attend, Embed, Linear, NumericMLP, TableMLP
+from rasp_compile.compiler.ops import Attend, HeadKind, Embed, Linear, NumericMLP, TableMLP
 from rasp_compile.compiler.passes import affine_means, fold_embeddings
 from rasp_compile.compiler.precision import carried_magnitudes
 from rasp_compile.frontend import parse_program
@@ -24,13 +23,13 @@ from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.runtime.forward import predict
 from rasp_compile.tools.interpret.batched import evaluate_batch
 
-from tiny import by_label, plain_graph
+from tiny import by_label, plain_graph, rewriting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
 from differential import assert_agree, disagreements, every_input, same_value  # noqa: E402
 
-AFFINE = Rewrites(map=(affine_means.affine_mean,), sequence_map=(affine_means.affine_sequence_mean,))
-EMBEDDED_AFFINE = Rewrites(map=(fold_embeddings.map_of_embedding, affine_means.affine_mean))
+AFFINE = rewriting(affine_means.affine_mean, affine_means.affine_sequence_mean)
+EMBEDDED_AFFINE = rewriting(fold_embeddings.map_of_embedding, affine_means.affine_mean)
 
 ISSUE = """vocab {a, b}
 max_len 8
@@ -59,13 +58,13 @@ def test_the_issues_map_is_the_mean_of_the_mapped_embedding_and_the_old_head_goe
     graph = plain_graph(ISSUE, EMBEDDED_AFFINE)
     ops = by_label(graph)
     answer = ops[graph.output.label]
-    assert isinstance(answer, Attend) and answer.kind == "numerical" and answer.default == 0
+    assert isinstance(answer, Attend) and answer.kind is HeadKind.NUMERICAL and answer.default == 0
     assert answer.selector is ops["m"].selector and answer.score is ops["m"].score
     mapped = ops[answer.value.label]
     assert isinstance(mapped, Embed) and answer.value.values == (0, 1)
     assert [mapped.fn(t) for t in "ab"] == [1, 0]
     whole = whole_graph(ISSUE)
-    assert [op.kind for op in whole.ops if isinstance(op, Attend)] == ["numerical"]  # one head, as before
+    assert [op.kind for op in whole.ops if isinstance(op, Attend)] == [HeadKind.NUMERICAL]  # one head, as before
     assert carried_magnitudes(whole.ops)[whole.output] == 1  # not 100,001
 
 

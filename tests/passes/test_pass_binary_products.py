@@ -11,18 +11,17 @@ from pathlib import Path
 import pytest
 
 from rasp_compile.compiler import compile_program
-from rasp_compile.compiler.lowering.rewrites import Rewrites
 from rasp_compile.compiler.ops import GatedMap, Linear
 from rasp_compile.compiler.passes import binary_products
 from rasp_compile.frontend import parse_program
 from rasp_compile.tools.interpret import evaluate
 
-from tiny import by_label, plain_graph
+from tiny import by_label, plain_graph, rewriting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
 from differential import assert_agree, compiled_exactly, every_input, random_inputs  # noqa: E402
 
-PRODUCTS = Rewrites(sequence_map=(binary_products.product_by_digits,))
+PRODUCTS = rewriting(binary_products.product_by_digits)
 
 
 def running(product: str, max_len: int, causal: bool = True) -> str:

@@ -10,18 +10,17 @@ from pathlib import Path
 import pytest
 
 from rasp_compile.compiler import compile_program
-from rasp_compile.compiler.lowering.rewrites import Rewrites
-from rasp_compile.compiler.ops import Attend, Embed, Linear, NumericMLP
+from rasp_compile.compiler.ops import Attend, HeadKind, Embed, Linear, NumericMLP
 from rasp_compile.compiler.passes import position_widths
 from rasp_compile.frontend import parse_program
 from rasp_compile.tools.interpret import evaluate
 
-from tiny import by_label, plain_graph
+from tiny import by_label, plain_graph, rewriting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
 from differential import assert_agree, every_input, random_inputs  # noqa: E402
 
-WIDTHS = Rewrites(width=(position_widths.width_of_positions,))
+WIDTHS = rewriting(position_widths.width_of_positions)
 
 PREDICATES = {  # the select's predicate -> the width at position p of n, counted in plain Python
     ">": lambda p, n: n - 1 - p,
@@ -56,7 +55,7 @@ def test_which_widths_are_counted_from_positions(predicate: str):
         assert isinstance(ops["w"], Embed) and "length.mean_index" not in ops
     else:
         assert isinstance(ops["w.value"], Linear) and isinstance(ops["w"], NumericMLP)
-        assert isinstance(ops["length.mean_index"], Attend) and ops["length.mean_index"].kind == "numerical"
+        assert isinstance(ops["length.mean_index"], Attend) and ops["length.mean_index"].kind is HeadKind.NUMERICAL
 
 
 @pytest.mark.parametrize("causal", [False, True])

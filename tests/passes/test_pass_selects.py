@@ -3,9 +3,10 @@ and what they leave as it is."""
 
 from __future__ import annotations
 
-from rasp_compile.compiler.lowering.scores import score_columns
+from rasp_compile.compiler.lowering.rewrites import TermSite
+from rasp_compile.compiler.lowering.scores import score_columns, shared_block
 from rasp_compile.compiler.lowering.selectors import normalize_selector
-from rasp_compile.compiler.passes import compact_heads, position_selects
+from rasp_compile.compiler.passes import position_selects
 from rasp_compile.compiler.selector_terms import SelectorSpec
 
 from tiny import lowering_of
@@ -31,7 +32,7 @@ def _term(state, node_label: str):
 def test_position_term_scores_a_shift_from_position_features():
     state, _ = lowering_of(SHIFT.replace("{causal}", ""))
     plain = _term(state, "prev")
-    matched = position_selects.position_term(state, plain)
+    matched = position_selects.position_term(state, TermSite(plain))
     assert plain.by_position is None and matched.by_position is not None
     assert matched.table is plain.table  # the same selection, scored another way
     assert {v.label for v in matched.reads()} >= {"indices.value", "indices.value^2"}
@@ -41,25 +42,25 @@ def test_position_term_leaves_a_select_that_matches_many_indices_alone():
     state, _ = lowering_of(SHIFT.replace("{causal}", ""))
     for label in ("upto", "same"):  # k <= q matches several keys; tokens are not indices
         term = _term(state, label)
-        assert position_selects.position_term(state, term) is term
+        assert position_selects.position_term(state, TermSite(term)) is None
 
 
 def test_causal_term_makes_a_select_the_mask_decides_true():
     state, _ = lowering_of(SHIFT.replace("{causal}", "causal"))
-    upto = position_selects.causal_term(state, _term(state, "upto"))
+    upto = position_selects.causal_term(state, TermSite(_term(state, "upto")))
     assert all(upto.table.values())
     shift = _term(state, "prev")  # k == q - 1 does not hold for every earlier key
-    assert position_selects.causal_term(state, shift) is shift
+    assert position_selects.causal_term(state, TermSite(shift)) is None
     state, _ = lowering_of(SHIFT.replace("{causal}", ""))  # without the mask, k <= q stays a comparison
     term = _term(state, "upto")
-    assert position_selects.causal_term(state, term) is term
+    assert position_selects.causal_term(state, TermSite(term)) is None
 
 
 def test_compact_heads_shares_a_variable_two_terms_read():
     state, _ = lowering_of(SHIFT.replace("{causal}", ""))
     same = _term(state, "same")
     both = SelectorSpec((same, same))  # two terms on tokens: the shared factoring reads tokens once
-    shared, own = score_columns(both, compact_heads.shared_block), score_columns(both)
+    shared, own = score_columns(both, shared_block), score_columns(both)
     assert len(shared.columns) < len(own.columns)
     single = SelectorSpec((same,))  # one term: nothing to share
-    assert len(score_columns(single, compact_heads.shared_block).columns) == len(score_columns(single).columns)
+    assert len(score_columns(single, shared_block).columns) == len(score_columns(single).columns)

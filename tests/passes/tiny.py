@@ -3,24 +3,33 @@ hand, and ways to look at what a pass changed."""
 
 from __future__ import annotations
 
-from rasp_compile.compiler.lowering.lower import lower, new_state
-from rasp_compile.compiler.lowering.rewrites import Rewrites
+from typing import Callable
+
+from rasp_compile.compiler.driver import LOWERING_REWRITES
+from rasp_compile.compiler.lowering.lower import new_state, program_to_graph
+from rasp_compile.compiler.lowering.rewrites import LoweringOptions
 from rasp_compile.compiler.lowering.state import LoweringState
 from rasp_compile.compiler.ops import Graph, Readout
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 
 
-def plain_graph(text: str, rewrites: Rewrites = Rewrites()) -> Graph:
-    """`text`'s program lowered with `rewrites` (none: the plain construction of every s-op)."""
+def rewriting(*proposals: Callable) -> LoweringOptions:
+    """Lowering options with the driver's rewrites that propose by one of `proposals`, in the
+    driver's order."""
+    return LoweringOptions(tuple(rewrite for rewrite in LOWERING_REWRITES if rewrite.propose in proposals))
+
+
+def plain_graph(text: str, options: LoweringOptions = LoweringOptions()) -> Graph:
+    """`text`'s program lowered with `options` (none: the plain construction of every s-op)."""
     program = parse_program(text)
-    return lower(program, infer_value_sets(program), rewrites)
+    return program_to_graph(program, infer_value_sets(program), options)
 
 
-def lowering_of(text: str, rewrites: Rewrites = Rewrites()) -> tuple[LoweringState, dict]:
+def lowering_of(text: str, options: LoweringOptions = LoweringOptions()) -> tuple[LoweringState, dict]:
     """A lowering of `text`'s program with every s-op lowered, and its s-ops by label."""
     program = parse_program(text)
-    state = new_state(program, infer_value_sets(program), rewrites)
+    state = new_state(program, infer_value_sets(program), options)
     for node in program.nodes():
         if hasattr(node, "encoding"):
             state.var_for(node)

@@ -1,4 +1,4 @@
-"""rasp_to_graph: a checked `ir.Program` -> residual variables and the operations that write them.
+"""program_to_graph: a checked `ir.Program` -> residual variables and the operations that write them.
 
 Every s-op the output needs becomes a `Var` (a value living in the residual stream, categorical:
 one-hot over its values; numerical: one dimension) and exactly one operation writes it, by its
@@ -12,8 +12,9 @@ plain construction:
     selector_width         Attend writing BOS's share c/(c + w), then a NumericMLP reading w from it
 
 The optimisations that choose another construction for an s-op are the driver's rewrites
-(rewrites.py): each construction asks them first, in the driver's order, and builds the plain
-one when none answers. With no rewrite this is the compiler of `--no-opt` every pass.
+(rewrites.py): each construction asks those matching it first, in the driver's order, and
+builds the plain one when none answers. With no rewrite and no option (rewrites.LoweringOptions)
+this is the compiler of `--no-opt` every optimisation.
 Where a primitive needs a categorical view of a numerical s-op, or a joint (tuple-valued)
 variable for a selector one score cannot add up, the lowering adds it (views.py, selectors.py).
 The answer is read from its own dimensions (ops.plain_readout); ops nothing reads are dropped
@@ -27,39 +28,35 @@ from typing import Callable
 from ... import ir
 from ...frontend.cooccurrence import meeting_only
 from ...frontend.infer import ValueSets, nullable_sops
-from ..ops import Attend, Embed, Graph, NumericMLP, Op, TableMLP, plain_readout
+from ..ops import Attend, Embed, EmbedSource, Graph, HeadKind, NumericMLP, Op, TableMLP, plain_readout
 from ..primitives.selector_width import bos_shares, bos_weight, width_from_share
 from ..variables import Var
 from .pairs import check_pair_limit
 from .positions import possible_pairs
-from .rewrites import Rewrites, first_answer
+from .rewrites import AggregateSite, LoweringOptions, MapSite, SequenceMapSite, WidthSite
 from .selectors import score_selector
 from .state import LoweringState
 from .views import categorical_view
 
 
-def lower(program: ir.Program, value_sets: ValueSets, rewrites: Rewrites) -> Graph:
+def program_to_graph(program: ir.Program, value_sets: ValueSets, options: LoweringOptions) -> Graph:
     """Every s-op the output depends on, as variables and the ops that write them."""
-    state = new_state(program, value_sets, rewrites)
+    state = new_state(program, value_sets, options)
     for node in program.nodes():
         if isinstance(node, ir.SOp):
             state.var_for(node)
     output = state.vars[program.output]
-    return Graph(tuple(state.ops), output, program, plain_readout(output), split=bool(state.split_inputs),
-                 labels=frozenset(state.labels))
+    split = state.origin.get(output) == "split-keys"
+    return Graph(tuple(state.ops), output, program, plain_readout(output), split=split, labels=frozenset(state.labels))
 
 
-def new_state(program: ir.Program, value_sets: ValueSets, rewrites: Rewrites) -> LoweringState:
+def new_state(program: ir.Program, value_sets: ValueSets, options: LoweringOptions) -> LoweringState:
     """An empty lowering of `program`, whose `var_for` lowers any of its s-ops on demand."""
-    state = LoweringState(program, value_sets, nullable_sops(program), rewrites)
-    state.var_for = lambda node: _var_for(state, node)
-    return state
+    return LoweringState(program, value_sets, nullable_sops(program), options, _lowered)
 
 
-def _var_for(state: LoweringState, node: ir.SOp) -> Var:
-    """The variable of `node`, lowered (with every s-op it reads) on first demand."""
-    if node in state.vars:
-        return state.vars[node]
+def _lowered(state: LoweringState, node: ir.SOp) -> Var:
+    """The variable of `node`, newly lowered (with every s-op it reads)."""
     values = state.program.vocab if isinstance(node, ir.Tokens) else state.value_sets[node]
     label = node.label or f"{type(node).__name__.lower()}"
     out = state.new_var(label, node.encoding, values, node in state.nullable, node.loc)
@@ -69,14 +66,13 @@ def _var_for(state: LoweringState, node: ir.SOp) -> Var:
 
 def _op_for(state: LoweringState, node: ir.SOp, out: Var) -> Op:
     if isinstance(node, ir.Tokens):
-        return Embed(out, "tokens")
+        return Embed(out, EmbedSource.TOKENS)
     if isinstance(node, ir.Indices):
-        return Embed(out, "indices")
+        return Embed(out, EmbedSource.INDICES)
     if isinstance(node, ir.Length):
         if state.program.causal:
-            return Embed(out, "length")
+            return Embed(out, EmbedSource.LENGTH)
         everything = ir.Select(ir.tokens, ir.tokens, "true")
-        state.lengths.add(out)
         return _width_ops(state, everything, out)  # n, as the width of select-all
     if isinstance(node, ir.Map):
         return _map_op(state, out, node.fn, state.vars[node.inner])
@@ -91,9 +87,9 @@ def _op_for(state: LoweringState, node: ir.SOp, out: Var) -> Op:
 
 
 def _map_op(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Op:
-    rewritten = first_answer(state.rewrites.map, state, out, fn, inner)
-    if rewritten is not None:
-        return rewritten
+    op = state.rewritten(MapSite(out, fn, inner))
+    if op is not None:
+        return op
     if inner.encoding == ir.CATEGORICAL:
         return TableMLP(out, (inner,), fn)
     return NumericMLP(out, inner, fn)
@@ -102,9 +98,9 @@ def _map_op(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Op:
 def _sequence_map_op(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var, where: ir.SOp) -> Op:
     if first is second:  # one variable twice (`x * x`): a map of it
         return _map_op(state, out, lambda v: fn(v, v), first)
-    rewritten = first_answer(state.rewrites.sequence_map, state, out, fn, first, second)
-    if rewritten is not None:
-        return rewritten
+    op = state.rewritten(SequenceMapSite(out, fn, first, second))
+    if op is not None:
+        return op
     check_pair_limit(where, first, second)  # the views and the table ask about every pair
     first_view = categorical_view(state, first, lambda x: tuple(fn(x, y) for y in second.values))
     second_view = categorical_view(state, second, lambda y: tuple(fn(x, y) for x in first.values))
@@ -116,18 +112,18 @@ def _aggregate_op(state: LoweringState, node: ir.Aggregate, out: Var) -> Op:
     value = state.vars[node.sop]
     if node.encoding == ir.NUMERICAL:
         default = 0 if node.default is None else node.default
-        return Attend(out, selector, "numerical", value, default, selector=node.selector)
-    whole = Attend(out, selector, "categorical", categorical_view(state, value), node.default, selector=node.selector)
-    return first_answer(state.rewrites.aggregate, state, node, out, whole) or whole
+        return Attend(out, selector, HeadKind.NUMERICAL, value, default, selector=node.selector)
+    whole = Attend(out, selector, HeadKind.CATEGORICAL, categorical_view(state, value), node.default, selector=node.selector)
+    return state.rewritten(AggregateSite(node, out, whole)) or whole
 
 
 def _width_ops(state: LoweringState, selector: ir.Selector, out: Var) -> Op:
     """selector_width = an attention writing BOS's share c/(c + w), then an exact step MLP reading it."""
-    rewritten = first_answer(state.rewrites.width, state, selector, out)
-    if rewritten is not None:
-        return rewritten
+    op = state.rewritten(WidthSite(selector, out))
+    if op is not None:
+        return op
     spec = score_selector(state, selector)
     weight = bos_weight(out.values)
     share = state.new_var(f"{out.label}.bos_share", ir.NUMERICAL, bos_shares(out.values, weight), loc=out.loc)
-    state.emit(Attend(share, spec, "width", selector=selector, bos_weight=weight))
+    state.emit(Attend(share, spec, HeadKind.WIDTH, selector=selector, bos_weight=weight))
     return NumericMLP(out, share, width_from_share(weight))

@@ -10,16 +10,16 @@ from __future__ import annotations
 from typing import Callable
 
 from ... import ir
-from ..ops import Embed
+from ..ops import Embed, EmbedSource
 from ..variables import Var
 from .state import LoweringState
 
 
-def position_source(state: LoweringState, var: Var) -> tuple[str, Callable] | None:
+def position_source(state: LoweringState, var: Var) -> tuple[EmbedSource, Callable] | None:
     """(source, raw -> value) when `var` is embedded from the position alone: indices, or
     length in a causal program, or maps of them; None otherwise."""
     writer = state.writer.get(var)
-    if isinstance(writer, Embed) and writer.source in ("indices", "length"):
+    if isinstance(writer, Embed) and writer.source in (EmbedSource.INDICES, EmbedSource.LENGTH):
         return writer.source, writer.fn
     return None
 
@@ -29,13 +29,13 @@ def values_by_position(state: LoweringState, var: Var) -> list | None:
     source = position_source(state, var)
     if source is None:
         return None
-    first = 0 if source[0] == "indices" else 1
+    first = 0 if source[0] is EmbedSource.INDICES else 1
     return [source[1](p + first) for p in range(state.program.max_len)]
 
 
-def position_feature(state: LoweringState, label: str, source: str, fn: Callable) -> Var:
+def position_feature(state: LoweringState, label: str, source: EmbedSource, fn: Callable) -> Var:
     """A numerical variable the position embedding holds: fn(raw position value)."""
-    raw = range(state.program.max_len) if source == "indices" else range(1, state.program.max_len + 1)
+    raw = range(state.program.max_len) if source is EmbedSource.INDICES else range(1, state.program.max_len + 1)
     table = tuple(fn(p) for p in raw)
 
     def make() -> Embed:
@@ -54,7 +54,12 @@ def possible_pairs(state: LoweringState, first: Var, second: Var) -> frozenset |
     if at[first] is not None and at[second] is not None:
         return frozenset(zip(at[first], at[second]))
     for positioned, other, swap in ((first, second, False), (second, first, True)):
-        if at[positioned] is not None and other in state.lengths:
+        if at[positioned] is not None and _is_length(state, other):
             pairs = {(at[positioned][p], length) for length in range(1, n + 1) for p in range(length)}
             return frozenset((b, a) for a, b in pairs) if swap else frozenset(pairs)
     return None
+
+
+def _is_length(state: LoweringState, var: Var) -> bool:
+    """Whether `var` is a non-causal program's length (lower.py: the width of select-all)."""
+    return not state.program.causal and any(isinstance(node, ir.Length) and v is var for node, v in state.vars.items())

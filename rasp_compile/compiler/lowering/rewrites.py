@@ -1,39 +1,109 @@
-"""The hooks through which optimisations rewrite what the lowering builds, while it builds it.
+"""The one form of the lowering's rewrites: named, matching one kind of site, proposing or passing.
 
 The lowering (lower.py) builds each s-op's plain construction. Where an optimisation chooses a
 different construction for one s-op, the choice must be made as that s-op is lowered: the ops
 built for later s-ops look at how earlier ones were built (whether a variable is embedded, is a
 step MLP's one-hot, is linear), and the labels handed out follow that order. So such an
-optimisation is a rewrite the driver hands to the lowering here, one tuple per construction, in
-the order the driver lists them; each returns its construction, or None to pass. An empty
-`Rewrites()` is the plain lowering of `--no-opt` every pass.
+optimisation is a `Rewrite` the driver hands to the lowering, as xDSL's pattern rewriters are:
+
+    name       the optimisation it belongs to (`--no-opt NAME`)
+    matches    the kind of site it rewrites: one of the site classes below
+    propose    (draft, site) -> what it proposes for the site, or None to pass
+
+A site is where the lowering is about to build something: an s-op's op (MapSite,
+SequenceMapSite, AggregateSite, WidthSite), the step MLP writing a categorical view
+(ViewSite), or one term of a selector (TermSite). The rewrite builds on a draft of the lowering
+(state.LoweringState.draft): the variables, features and heads it needs besides its answer go
+there, and `propose` returns the op writing the site's variable (a `Term` for a TermSite). The
+lowering alone adds them (state.LoweringState.rewritten): the rewrites matching the site are
+asked in the driver's order, the first answer wins and its draft is adopted; a draft whose
+rewrite passes is dropped with everything on it. With no rewrite this is the plain lowering of
+`--no-opt` every optimisation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
+
+from ... import ir
+from ..variables import Var
+from ..selector_terms import Term
+
+
+@dataclass(frozen=True, eq=False)
+class MapSite:
+    """`out = fn(inner)`: a map, or a sequence_map of one variable twice."""
+
+    out: Var
+    fn: Callable
+    inner: Var
+
+
+@dataclass(frozen=True, eq=False)
+class SequenceMapSite:
+    """`out = fn(first, second)`, two different variables."""
+
+    out: Var
+    fn: Callable
+    first: Var
+    second: Var
+
+
+@dataclass(frozen=True, eq=False)
+class AggregateSite:
+    """A categorical aggregate `node` writing `out`, whose plain head `whole` is already scored."""
+
+    node: ir.Aggregate
+    out: Var
+    whole: Any  # the plain Attend
+
+
+@dataclass(frozen=True, eq=False)
+class WidthSite:
+    """`out = selector_width(selector)` (also a non-causal length: the width of select-all)."""
+
+    selector: ir.Selector
+    out: Var
+
+
+@dataclass(frozen=True, eq=False)
+class ViewSite:
+    """The one-hot `view` of the number `number`: plainly a step MLP of it, `classify` mapping
+    each of its values to the view's value."""
+
+    view: Var
+    number: Var
+    classify: Callable
+
+
+@dataclass(frozen=True, eq=False)
+class TermSite:
+    """One term of a selector being scored; `shared`: its sides that every head of a split answer
+    reads alike (passes/split_keys.py), which may hold features all those heads share."""
+
+    term: Term
+    shared: frozenset[Var] = frozenset()
+
+
+Site = MapSite | SequenceMapSite | AggregateSite | WidthSite | ViewSite | TermSite
 
 
 @dataclass(frozen=True)
-class Rewrites:
-    """Per construction, the rewrites to try, first match wins (signatures in lower.py,
-    views.py, selectors.py and scores.py)."""
+class Rewrite:
+    """An optimisation's rewrite of one kind of site: `propose(draft, site)` -> its answer or
+    None, the draft a state.LoweringState."""
 
-    map: tuple[Callable, ...] = ()  # (state, out, fn, inner) -> Op | None
-    sequence_map: tuple[Callable, ...] = ()  # (state, out, fn, first, second) -> Op | None
-    aggregate: tuple[Callable, ...] = ()  # (state, node, out, whole Attend) -> Op | None
-    width: tuple[Callable, ...] = ()  # (state, selector, out) -> Op | None
-    view_classes: tuple[Callable, ...] = ()  # (state, var, signature) -> signature | None
-    view_source: tuple[Callable, ...] = ()  # (state, var, classify) -> (number, classify) | None
-    term: tuple[Callable, ...] = ()  # (state, term) -> Term, each applied in turn
-    score_blocks: tuple[Callable, ...] = ()  # (feature, term index) -> block | None
+    name: str
+    matches: type
+    propose: Callable[[Any, Any], Any]
 
 
-def first_answer(rewrites: tuple[Callable, ...], *args):
-    """The first rewrite's answer that is not None, or None."""
-    for rewrite in rewrites:
-        answer = rewrite(*args)
-        if answer is not None:
-            return answer
-    return None
+@dataclass(frozen=True)
+class LoweringOptions:
+    """How the driver lowers: the rewrites to ask, in order, and two choices of the plain
+    constructions themselves."""
+
+    rewrites: tuple[Rewrite, ...] = ()
+    reader_classes: bool = False  # a view keeps a dimension per class of values its reader tells apart (views.py)
+    shared_blocks: bool = False  # terms of one selector reading one variable share its head dimensions (scores.py)

@@ -22,10 +22,10 @@ every non-zero entry (a vertex cover of A's pattern) gives a factoring with |R| 
 one per row r in R (query: feature r; key: row r of A) and one per column c in C (key: feature
 c; query: what column c of A keeps once the rows in R are taken out). Features come in blocks,
 one per variable (its one-hot) and one for the constant; we cover whole blocks, choosing the
-cheapest cover by trying every subset of the side with fewer blocks. With "compact-heads" the
-terms share blocks: two terms on the same query variable read it once, so sort's range select
-(two comparisons of two widths against the index) needs 20 + 1 dimensions at max_len 20, not
-2 x 21. Without it each term keeps its own blocks (the construction of primitives/qk.py, term by term).
+cheapest cover by trying every subset of the side with fewer blocks. With compact-heads (the
+lowering's `shared_blocks` option: blocks named by variable alone) the terms share blocks: two
+terms on the same query variable read it once, so sort's range select (two comparisons of two
+widths against the index) needs 20 + 1 dimensions at max_len 20, not 2 x 21. Without it each term keeps its own blocks (the construction of primitives/qk.py, term by term).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from ..variables import CONSTANT
 
 def score_columns(spec: SelectorSpec, block: Callable | None = None) -> Score:
     """The factored score of `spec`. `block(feature, term index)` names the block a feature
-    belongs to: by default a block per term and variable (own_block); passes/compact_heads.py
-    gives one per variable, which terms reading the same variable share."""
+    belongs to: by default a block per term and variable (own_block); with compact-heads one per
+    variable (shared_block), which terms reading the same variable share."""
     block = block or own_block
     entries: dict = {}  # (row block, row feature, column block, column feature) -> coefficient
     listed = [(t, row, column, amount) for t, term in enumerate(spec.terms) for row, column, amount in _term_entries(term)]
@@ -64,6 +64,12 @@ def score_columns(spec: SelectorSpec, block: Callable | None = None) -> Score:
 def own_block(feature, term: int):
     """The block of `feature` in the plain factoring: its variable's (or the constant's), per term."""
     return (term, "1" if feature is CONSTANT else feature[0])
+
+
+def shared_block(feature, term: int):
+    """The block of `feature` with compact-heads: its variable's (or the constant's), whatever
+    term it is in."""
+    return "1" if feature is CONSTANT else feature[0]
 
 
 def _term_entries(term: Term) -> list[tuple]:

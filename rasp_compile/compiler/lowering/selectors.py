@@ -16,6 +16,7 @@ table over the joints. That is the documented price of selector combinations tra
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import product
 from typing import Callable
 
@@ -24,48 +25,59 @@ import numpy as np
 from ... import ir
 from ..selector_terms import Score, SelectorSpec, Term
 from .features import joint
-from .scores import score_columns
+from .rewrites import TermSite
+from .scores import score_columns, shared_block
 from .state import LoweringState
 from ..variables import Var
-from .views import categorical_view
+from .views import categorical_view, whole_view
 
 
-def normalize_selector(selector: ir.Selector, state: LoweringState) -> SelectorSpec:
-    """The selector as a conjunction of tables, creating joint variables where needed; then
-    every `term` rewrite of the driver (passes/position_selects.py) applied to each term in turn."""
-    spec = _normalize(selector, state)
-    if not state.rewrites.term:
-        return spec
-    terms = []
-    for term in spec.terms:
-        for rewrite in state.rewrites.term:
-            term = rewrite(state, term)
-        terms.append(term)
-    return SelectorSpec(tuple(terms))
+@dataclass(frozen=True)
+class SplitInputs:
+    """The table inputs of a split answer's heads (passes/split_keys.py): their views keep a
+    dimension per value, one view for all the heads; `viewed`: those of them a view with a
+    dimension per value was made for before the split (its heads share no features of it)."""
+
+    inputs: frozenset[Var]
+    viewed: frozenset[Var] = frozenset()
+
+    def shared(self, state: LoweringState) -> frozenset[Var]:
+        """The categorical inputs and the views the split made: what all its heads read alike."""
+        views = (whole_view(state, var) for var in self.inputs - self.viewed)
+        return frozenset(view for view in views if view is not None)
 
 
-def _normalize(selector: ir.Selector, state: LoweringState) -> SelectorSpec:
+def normalize_selector(selector: ir.Selector, state: LoweringState, split: SplitInputs | None = None) -> SelectorSpec:
+    """The selector as a conjunction of tables, creating joint variables where needed; each term
+    then as the first `TermSite` rewrite of the driver that answers (passes/position_selects.py)
+    proposes, or as it is."""
+    spec = _normalize(selector, state, split or SplitInputs(frozenset()))
+    shared = split.shared(state) if split is not None else frozenset()
+    return SelectorSpec(tuple(state.rewritten(TermSite(term, shared)) or term for term in spec.terms))
+
+
+def _normalize(selector: ir.Selector, state: LoweringState, split: SplitInputs) -> SelectorSpec:
     if isinstance(selector, ir.Select):
         key_var, query_var = state.var_for(selector.keys), state.var_for(selector.queries)
         held = selector.table(key_var.values, query_var.values)  # [key value, query value]
         rows = {k: tuple(row) for k, row in zip(key_var.values, held.tolist())}
         columns = {q: tuple(column) for q, column in zip(query_var.values, held.T.tolist())}
-        keys = categorical_view(state, key_var, rows.__getitem__)
-        queries = categorical_view(state, query_var, columns.__getitem__)
+        keys = categorical_view(state, key_var, rows.__getitem__, key_var in split.inputs)
+        queries = categorical_view(state, query_var, columns.__getitem__, query_var in split.inputs)
         table = _table(keys, queries, key_var, query_var, held)
         return SelectorSpec((Term(keys, queries, table),))
     if isinstance(selector, ir.SelectAnd):
-        first = _normalize(selector.first, state)
-        second = _normalize(selector.second, state)
+        first = _normalize(selector.first, state, split)
+        second = _normalize(selector.second, state, split)
         return _merge_terms(first.terms + second.terms)
     if isinstance(selector, ir.SelectNot):
-        inner = _normalize(selector.inner, state)
+        inner = _normalize(selector.inner, state, split)
         if len(inner.terms) == 1:
             return SelectorSpec((_pointwise(inner.terms[0], inner.terms[0], lambda a, _b: not a),))
         return _joint_spec([inner], lambda held: not held[0], state)
     if isinstance(selector, ir.SelectOr):
-        first = _normalize(selector.first, state)
-        second = _normalize(selector.second, state)
+        first = _normalize(selector.first, state, split)
+        second = _normalize(selector.second, state, split)
         if len(first.terms) == len(second.terms) == 1 and _same_vars(first.terms[0], second.terms[0]):
             return SelectorSpec((_pointwise(first.terms[0], second.terms[0], lambda a, b: a or b),))
         return _joint_spec([first, second], any, state)
@@ -121,8 +133,9 @@ def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringSta
     return SelectorSpec((Term(joint_keys, joint_queries, table),))
 
 
-def score_selector(state: LoweringState, selector: ir.Selector) -> Score:
-    """The selector as terms, scored by factored head columns (scores.py), with the driver's
-    `score_blocks` rewrite (passes/compact_heads.py) when it has one."""
-    blocks = state.rewrites.score_blocks
-    return score_columns(normalize_selector(selector, state), blocks[0] if blocks else None)
+def score_selector(state: LoweringState, selector: ir.Selector, split: SplitInputs | None = None) -> Score:
+    """The selector as terms, scored by factored head columns (scores.py), which share a block
+    per variable with the lowering's `shared_blocks` option (the optimisation compact-heads);
+    `split`: the selector is a split answer's head's (passes/split_keys.py)."""
+    spec = normalize_selector(selector, state, split)
+    return score_columns(spec, shared_block if state.options.shared_blocks else None)

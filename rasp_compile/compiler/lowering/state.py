@@ -1,20 +1,24 @@
-"""The lowering's state: the ops built so far, in order, and what they write.
+"""The lowering's state: the ops built so far, in order, and what they write; and the options
+the driver lowers with.
 
 One `LoweringState` lives while one program is lowered (lower.py); the helpers of this folder
-and the driver's rewrites read it and add ops to it. Labels are handed out in the order
-variables are made, `_2`, `_3`, ... for a label already taken.
+read it and add ops to it, and each rewrite (rewrites.py) builds on a draft of it that the
+lowering adopts or drops. Labels are handed out in the order variables are made, `_2`, `_3`,
+... for a label already taken.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from ... import ir
 from ...frontend.infer import ValueSets
 from ..ops import Op, fresh_label
+from ..selector_terms import Term
 from ..variables import Var, sorted_values
-from .rewrites import Rewrites
+from .rewrites import LoweringOptions, Site
 
 
 @dataclass
@@ -22,24 +26,27 @@ class LoweringState:
     program: ir.Program
     value_sets: ValueSets
     nullable: set  # the s-ops that may be none (infer.nullable_sops)
-    rewrites: Rewrites
-    var_for: Callable[[ir.SOp], Var] = None  # lowers an s-op on demand (set by lower.py)
+    options: LoweringOptions
+    lower_sop: Callable[[LoweringState, ir.SOp], Var]  # lowers one s-op (lower.py)
     ops: list[Op] = field(default_factory=list)
     vars: dict = field(default_factory=dict)  # ir node -> Var
     writer: dict = field(default_factory=dict)  # Var -> Op
     cache: dict = field(default_factory=dict)  # (kind, key) -> Var: views, joints, features made once
-    lengths: set = field(default_factory=set)  # the variables holding a non-causal length
-    split_inputs: set = field(default_factory=set)  # the answer's split table inputs and their views
-    length_offsets: dict = field(default_factory=dict)  # Var -> offset[p]: it is the length plus offset[p] at p
+    origin: dict = field(default_factory=dict)  # Var -> the name of the rewrite whose proposal wrote it
     labels: set = field(default_factory=set)
 
-    def new_var(self, label: str, encoding: str, values, may_be_none=False, loc=None, ordered=False) -> Var:
+    def var_for(self, node: ir.SOp) -> Var:
+        """The variable of `node`, lowered (with every s-op it reads) on first demand."""
+        return self.vars[node] if node in self.vars else self.lower_sop(self, node)
+
+    def new_var(self, label: str, encoding: str, values: Any, may_be_none: bool = False, loc: Any = None,
+                ordered: bool = False) -> Var:
         """A variable with a fresh label and its values in dimension order (`ordered`: `values`
         are distinct and in that order already, as another variable's are)."""
-        ordered = tuple(values) if ordered else tuple(sorted_values(set(values)))
+        ordered_values = tuple(values) if ordered else tuple(sorted_values(set(values)))
         label = fresh_label(label, self.labels)
         self.labels.add(label)
-        return Var(label, encoding, ordered, may_be_none and encoding == ir.CATEGORICAL, loc)
+        return Var(label, encoding, ordered_values, may_be_none and encoding == ir.CATEGORICAL, loc)
 
     def emit(self, op: Op) -> Var:
         """Append `op` to the graph; its variable."""
@@ -47,8 +54,36 @@ class LoweringState:
         self.writer[op.out] = op
         return op.out
 
-    def cached(self, kind: str, key, make: Callable[[], Op]) -> Var:
+    def cached(self, kind: str, key: Any, make: Callable[[], Op]) -> Var:
         """The variable made for (kind, key) before, or the one `make()`'s op writes, emitted."""
         if (kind, key) not in self.cache:
             self.cache[(kind, key)] = self.emit(make())
         return self.cache[(kind, key)]
+
+    def rewritten(self, site: Site) -> Any:
+        """The first answer, in order, of the rewrites that match `site` (rewrites.py), with what
+        its rewrite built on its draft added here; None when every one passes."""
+        for rewrite in self.options.rewrites:
+            if not isinstance(site, rewrite.matches):
+                continue
+            draft = self.draft()
+            answer = rewrite.propose(draft, site)
+            if answer is not None:
+                self.adopt(draft, rewrite.name)
+                if not isinstance(answer, Term):  # the op writing the site's variable, which the lowering emits
+                    self.origin[answer.out] = rewrite.name
+                return answer
+        return None
+
+    def draft(self) -> LoweringState:
+        """A copy to build a proposal on: what is added to it stays out of this state unless
+        `adopt`ed."""
+        return dataclasses.replace(self, ops=list(self.ops), vars=dict(self.vars), writer=dict(self.writer),
+                                   cache=dict(self.cache), origin=dict(self.origin), labels=set(self.labels))
+
+    def adopt(self, draft: LoweringState, name: str) -> None:
+        """Take what `draft` (of this state) built, the rewrite `name` having proposed it."""
+        for op in draft.ops[len(self.ops):]:
+            draft.origin.setdefault(op.out, name)
+        self.ops, self.vars, self.writer = draft.ops, draft.vars, draft.writer
+        self.cache, self.origin, self.labels = draft.cache, draft.origin, draft.labels

@@ -1,5 +1,12 @@
 """Categorical views: a one-hot copy of a number, for a primitive that reads values one by one
-(a select's table, a table MLP), written by an exact step MLP of the number."""
+(a select's table, a table MLP), written by an exact step MLP of the number.
+
+Plainly the copy has a dimension per value of the number. With the lowering's `reader_classes`
+option (the optimisation value-classes) it keeps only the values its reader tells apart: the
+reader often computes the same thing from many values (a select's row of answers, a
+sequence_map's row of its table), and values of equal `signature` share one dimension, named by
+the first of them; a reader computing on that value gets what it would on any other.
+"""
 
 from __future__ import annotations
 
@@ -8,34 +15,38 @@ from typing import Callable
 from ... import ir
 from ..ops import NumericMLP
 from ..variables import Var
-from .rewrites import first_answer
+from .rewrites import ViewSite
 from .state import LoweringState
 
 
-def categorical_view(state: LoweringState, var: Var, signature: Callable = ir.identity) -> Var:
+def categorical_view(state: LoweringState, var: Var, signature: Callable = ir.identity, whole: bool = False) -> Var:
     """`var` itself if categorical; else a categorical copy written by an exact step MLP.
 
-    Plainly the copy has a dimension per value of `var`. `signature` is what the consumer
-    computes from a value (the row of a sequence_map's table, say): a `view_classes` rewrite
-    (passes/value_classes.py) may merge values of equal signature into one dimension, named
-    by the first of them, and a `view_source` rewrite (passes/compose_views.py) may read
-    another number than `var` itself. The split answer's table inputs (passes/split_keys.py)
-    keep one dimension per value: one view serves all of the split's heads."""
+    `signature` is what the consumer computes from a value (the row of a sequence_map's table,
+    say), by which `reader_classes` merges values; `whole`: one dimension per value all the same
+    (a split answer's table inputs, passes/split_keys.py: one view serves all of its heads). A
+    `ViewSite` rewrite (passes/compose_views.py) may write the view from another number than
+    `var` itself."""
     if var.encoding == ir.CATEGORICAL:
         return var
-    classes = None if var in state.split_inputs else first_answer(state.rewrites.view_classes, state, var, signature)
-    signature = classes or ir.identity
+    if whole or not state.options.reader_classes:
+        signature = ir.identity
     first_of: dict = {}
     representative = {x: first_of.setdefault(signature(x), x) for x in var.values}
     key = (var, tuple(representative[x] for x in var.values))
     if ("view", key) not in state.cache:
         view = state.new_var(f"{var.label}.cat", ir.CATEGORICAL, first_of.values(), loc=var.loc)
         classify = representative.__getitem__
-        number, classify = first_answer(state.rewrites.view_source, state, var, classify) or (var, classify)
-        state.cache[("view", key)] = state.emit(NumericMLP(view, number, classify))
-        if var in state.split_inputs:
-            state.split_inputs.add(view)
+        steps = state.rewritten(ViewSite(view, var, classify)) or NumericMLP(view, var, classify)
+        state.cache[("view", key)] = state.emit(steps)
     return state.cache[("view", key)]
+
+
+def whole_view(state: LoweringState, var: Var) -> Var | None:
+    """The view of `var` with a dimension per value, if one is made (`var` itself if categorical)."""
+    if var.encoding == ir.CATEGORICAL:
+        return var
+    return state.cache.get(("view", (var, var.values)))
 
 
 def viewed_number(state: LoweringState, var: Var) -> NumericMLP | None:

@@ -26,8 +26,8 @@ one and each within LINEAR_TOLERANCE (the interpreter maps the mean's float, so
 the two agree to float64's rounding of the large mean, not bit for bit); where float64 merged two
 means of x that the mapped values keep apart, or the reverse, the map is left as it is.
 
-Needs: the variables written so far; runs as a `map` rewrite (before fold-linear) and a
-`sequence_map` rewrite of a mean and a one-valued s-op (before fold-linear).
+Needs: the variables written so far; runs as a `MapSite` rewrite (before fold-linear) and a
+`SequenceMapSite` rewrite of a mean and a one-valued s-op (before fold-linear).
 Guarantees: the map's variable, with its values, written by a numerical Attend of x', or no
 rewrite (and no label taken).
 """
@@ -43,8 +43,9 @@ from ...errors import RaspValueError
 from ...frontend.infer import most_selected
 from ...frontend.means import possible_means
 from ..lowering.linear import linear_form, substituted
+from ..lowering.rewrites import MapSite, SequenceMapSite
 from ..lowering.state import LoweringState
-from ..ops import Attend, Embed, Linear, NumericMLP, Op, TableMLP, fresh_label, op_inputs
+from ..ops import Attend, Embed, HeadKind, Linear, NumericMLP, Op, TableMLP, fresh_label, op_inputs
 from ..precision import carried_magnitudes
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, sorted_values
@@ -55,11 +56,26 @@ MIN_GAIN = 16.0
 numerical answer's relative tolerance leave, and not worth a second table or head."""
 
 
-def affine_mean(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Attend | None:
+def affine_mean(state: LoweringState, site: MapSite) -> Attend | None:
     """`out = fn(inner)` as the mean of fn applied to what `inner` averages, when `inner` is a
     numerical mean, fn is affine on its values and the rewrite pays and means the same."""
+    return _affine_mean(state, site.out, site.fn, site.inner)
+
+
+def affine_sequence_mean(state: LoweringState, site: SequenceMapSite) -> Attend | None:
+    """`out = fn(first, second)` when one of them holds one value (never none): a map of the
+    other, rewritten by affine_mean."""
+    out, fn, first, second = site.out, site.fn, site.first, site.second
+    if len(second.values) == 1 and not second.may_be_none:
+        return _affine_mean(state, out, lambda v: fn(v, second.values[0]), first)
+    if len(first.values) == 1 and not first.may_be_none:
+        return _affine_mean(state, out, lambda v: fn(first.values[0], v), second)
+    return None
+
+
+def _affine_mean(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Attend | None:
     mean = state.writer.get(inner)
-    if out.encoding != ir.NUMERICAL or not (isinstance(mean, Attend) and mean.kind == "numerical"):
+    if out.encoding != ir.NUMERICAL or not (isinstance(mean, Attend) and mean.kind is HeadKind.NUMERICAL):
         return None
     line = _line(fn, inner, mean.value)
     if line is None:
@@ -75,17 +91,7 @@ def affine_mean(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Att
         return None
     state.labels.add(label)
     state.emit(mapped)
-    return Attend(out, mean.score, "numerical", mapped.out, _apply(line, mean.default), selector=mean.selector)
-
-
-def affine_sequence_mean(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Attend | None:
-    """`out = fn(first, second)` when one of them holds one value (never none): a map of the
-    other, rewritten by affine_mean."""
-    if len(second.values) == 1 and not second.may_be_none:
-        return affine_mean(state, out, lambda v: fn(v, second.values[0]), first)
-    if len(first.values) == 1 and not first.may_be_none:
-        return affine_mean(state, out, lambda v: fn(first.values[0], v), second)
-    return None
+    return Attend(out, mean.score, HeadKind.NUMERICAL, mapped.out, _apply(line, mean.default), selector=mean.selector)
 
 
 def _line(fn: Callable, inner: Var, x: Var) -> tuple[Fraction, Fraction] | None:

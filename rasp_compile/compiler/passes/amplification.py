@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from ... import ir
-from ..ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP, op_inputs, readers_of, replaced
+from ..ops import Attend, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP, op_inputs, readers_of, replaced
 from ..variables import Var
 from ..tolerances import MAX_AMPLIFICATION, spread
 
@@ -41,9 +41,9 @@ def amplify(graph: Graph) -> Graph:
         return memo[var]
 
     def amplified(op: Op) -> Op:
-        if not isinstance(op, Attend) or op.kind not in ("categorical", "numerical"):
+        if not isinstance(op, Attend) or op.kind is HeadKind.WIDTH:
             return op
-        gain = widest(op.out) / (spread(op.out.values) if op.kind == "numerical" else 1.0)
+        gain = widest(op.out) / (spread(op.out.values) if op.kind is HeadKind.NUMERICAL else 1.0)
         return replaced(op, amplification=min(max(1.0, gain), MAX_AMPLIFICATION))
 
     return dataclasses.replace(graph, ops=tuple(amplified(op) for op in graph.ops))

@@ -19,7 +19,7 @@ amplification.py counts (the mean's head leaks the less), and rounds by u per te
 precision.py bounds any Linear (about 2e-3 at max_len 1,024, against the 1/8 a step needs).
 
 Needs: the running mean and the count s-op (length or indices) of a causal program; runs as a
-`sequence_map` rewrite before gated-maps. Guarantees: on every pair that meets, the Linear's
+`SequenceMapSite` rewrite before gated-maps. Guarantees: on every pair that meets, the Linear's
 value is f's, exactly as the pieces compute.
 """
 
@@ -30,17 +30,19 @@ from typing import Callable
 from ... import ir
 from ..lowering.pairs import meeting
 from ..lowering.positions import position_feature
+from ..lowering.rewrites import SequenceMapSite
 from ..lowering.state import LoweringState
-from ..ops import Embed, GatedMap, Linear
+from ..ops import Embed, EmbedSource, GatedMap, Linear
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, coordinate, sorted_values
 from .gated_maps import meeting_affine_pieces
 
 
-def product_by_digits(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Linear | None:
+def product_by_digits(state: LoweringState, site: SequenceMapSite) -> Linear | None:
     """`out = fn(first, second)` as the Linear of the module docstring, when one input is a
     running mean, the other the count it averages (length or indices), and f is affine in x and
     in x times the count on the pairs that meet; else None."""
+    out, fn, first, second = site.out, site.fn, site.first, site.second
     if out.encoding != ir.NUMERICAL:
         return None
     for x, position, x_first in ((first, second, True), (second, first, False)):
@@ -88,7 +90,7 @@ def _digits_sum(state: LoweringState, out: Var, x: Var, form: tuple) -> Linear:
     if alpha + beta:  # x c = x i + x
         weights[(x, None)] = {label: alpha + beta}
     if gamma:
-        count = position_feature(state, "count", "indices", lambda p: p + 1)
+        count = position_feature(state, "count", EmbedSource.INDICES, lambda p: p + 1)
         weights[(count, None)] = {label: gamma}
     return Linear(out, weights, {label: delta} if delta else {})
 
@@ -98,6 +100,6 @@ def _index_digit(state: LoweringState, k: int) -> Var:
 
     def make() -> Embed:
         digit = state.new_var(f"indices.digit{k}", ir.CATEGORICAL, (0, 1))
-        return Embed(digit, "indices", lambda p: (p >> k) & 1)
+        return Embed(digit, EmbedSource.INDICES, lambda p: (p >> k) & 1)
 
     return state.cached("index digit", k, make)

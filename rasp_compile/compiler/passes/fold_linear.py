@@ -10,8 +10,8 @@ folded onto the view only while numeric_mlp's bound on that sum stays within FOL
 its values; else a map becomes a step MLP of x itself (map_through_view), a sequence_map a table
 over the view.
 
-Needs: the variables written so far; runs as a `map` rewrite (after fold-embeddings) and a
-`sequence_map` rewrite (first). Guarantees: a `Linear` over non-Linear variables, exact to
+Needs: the variables written so far; runs as a `MapSite` rewrite (after fold-embeddings) and a
+`SequenceMapSite` rewrite (first). Guarantees: a `Linear` over non-Linear variables, exact to
 linear.TOLERANCE on every combination of the inputs' values, or no rewrite.
 """
 
@@ -24,6 +24,7 @@ from ... import ir
 from ...element_fn import composed
 from ..lowering.linear import linear_form
 from ..lowering.pairs import meeting_pairs_of, within_pair_limit
+from ..lowering.rewrites import MapSite, SequenceMapSite
 from ..lowering.state import LoweringState
 from ..lowering.views import viewed_number
 from ..ops import Linear, NumericMLP
@@ -33,9 +34,10 @@ from ..tolerances import FOLD_TOLERANCE
 from ..variables import Var, coordinate, empty_of
 
 
-def linear_map(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Linear | NumericMLP | None:
+def linear_map(state: LoweringState, site: MapSite) -> Linear | NumericMLP | None:
     """`out = fn(inner)` folded (linear_op), or else, for a number read from a view of x, a step
     MLP of x itself (what linear_op refused to fold onto the view)."""
+    out, fn, inner = site.out, site.fn, site.inner
     linear = linear_op(state, out, fn, (inner,))
     if linear is not None:
         return linear
@@ -45,13 +47,13 @@ def linear_map(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Line
     return None
 
 
-def linear_sequence_map(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> Linear | None:
+def linear_sequence_map(state: LoweringState, site: SequenceMapSite) -> Linear | None:
     """`out = fn(first, second)` folded, when it is linear: on the pairs that meet, for a running
     mean and its count (lowering/pairs.py); else on every pair, when there are not too many to ask."""
-    possible = meeting_pairs_of(state, first, second)
-    if possible is None and not within_pair_limit(first, second):
+    possible = meeting_pairs_of(state, site.first, site.second)
+    if possible is None and not within_pair_limit(site.first, site.second):
         return None
-    return linear_op(state, out, fn, (first, second), possible)
+    return linear_op(state, site.out, site.fn, (site.first, site.second), possible)
 
 
 def linear_op(state: LoweringState, out: Var, fn: Callable, inputs: tuple[Var, ...],

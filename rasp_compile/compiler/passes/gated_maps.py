@@ -7,7 +7,7 @@ max_len 40. Gated, each value g gets its own exact function of x: affine pieces 
 is a number affine in x for every g, else steps (or, for a numerical answer, polylines:
 passes/interpolated_steps.py).
 
-Needs: the variables written so far; runs as a `sequence_map` rewrite, after fold-linear and
+Needs: the variables written so far; runs as a `SequenceMapSite` rewrite, after fold-linear and
 fold-embeddings. Guarantees: the gate's one-hot is exactly 0 or 1 and never none (the units of
 the other values are switched off by it); for a number the embedding holds, a categorical copy
 is embedded beside it.
@@ -22,15 +22,17 @@ import numpy as np
 from ... import ir
 from ...frontend.infer import is_number
 from ..lowering.pairs import meeting, within_pair_limit
+from ..lowering.rewrites import SequenceMapSite
 from ..lowering.state import LoweringState
 from ..ops import Embed, GatedMap, Linear, Op, TableMLP, replaced
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var
 
 
-def gated_map(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var) -> GatedMap | None:
+def gated_map(state: LoweringState, site: SequenceMapSite) -> GatedMap | None:
     """`out = fn(first, second)` as a GatedMap, when one input is a number and the other has an
     exact one-hot that is never none."""
+    out, fn, first, second = site.out, site.fn, site.first, site.second
     for x, gate, x_first in ((first, second, True), (second, first, False)):
         if x.encoding != ir.NUMERICAL:
             continue

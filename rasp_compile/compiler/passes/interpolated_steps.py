@@ -34,7 +34,7 @@ from itertools import product
 import numpy as np
 
 from ... import ir
-from ..ops import Attend, GatedMap, Graph, Linear, NumericMLP, Op, Readout, readers_of, replaced
+from ..ops import Attend, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, Readout, readers_of, replaced
 from ..error_bounds import carried_magnitudes, unit_roundoff
 from ..primitives.numeric_mlp import interpolation_error, step_output_error
 from ..limits import MAX_QUERY_ASSIGNMENTS
@@ -91,7 +91,7 @@ def _decode_window(op: NumericMLP, head: Attend, readers: list[Op], carried: dic
     rounding = min(interpolation_error(points, encoded, rising) for rising in (True, False))
     if rounding > tolerance / 2:
         return None
-    if head.kind != "numerical":
+    if head.kind is not HeadKind.NUMERICAL:
         return tolerance / 2
     carried_rounding = ROUNDINGS * unit_roundoff(np.float32) * carried[op.input]
     if carried_rounding > tolerance / 4 * smallest_gap(points):
@@ -109,7 +109,7 @@ def _one_hot(var: Var, value) -> np.ndarray:
 def _score_bound(var: Var, reader: Op) -> float | None:
     """B above for one reader, or None when the reader is not a categorical aggregate's score
     reading `var` on one side against categorical variables on the other."""
-    if not isinstance(reader, Attend) or reader.kind != "categorical" or reader.value is var:
+    if not isinstance(reader, Attend) or reader.kind is not HeadKind.CATEGORICAL or reader.value is var:
         return None
     columns = reader.score.columns
     on_key = any(f is not CONSTANT and f[0] is var for c in columns for f in c.k)

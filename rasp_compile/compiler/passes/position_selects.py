@@ -3,40 +3,71 @@ numbers instead of a one-hot table over max_len indices (position_term), and in 
 program a select between two position-only variables that the mask already decides becomes
 `true` (causal_term).
 
-Needs: the lowering's plain terms (lowering/selectors.py). Runs as a `term` rewrite, as each
-selector is lowered: the features it adds are embedded, or written by the other side's writer.
-Guarantees: the head selects exactly the keys the plain table selects, with the same margins
-(the feature errors are bounded by _precise_enough).
+Needs: the lowering's plain terms (lowering/selectors.py). Runs as two `TermSite` rewrites, as
+each selector is lowered: the features it adds are embedded, or written by the other side's
+writer. Guarantees: the head selects exactly the keys the plain table selects, with the same
+margins (the feature errors are bounded by _precise_enough, or by _number_error below).
+
+From a number (number_match): an index matched to a target that is a line in a number x (the
+categorical view of x is the select's other side) is scored from x itself, with no one-hot of x
+and no error amplified by the target's size.
+
+With c the middle index, p' = p - c and t' = a x + b - c, the score is
+
+    2 p' t' - p'^2 + m(x)        m(x) = 1 - t'(x)^2, written by a polyline MLP of x
+
+which is 1 - (p - t)^2 when m is exact. The target form reads x's own coordinate and m is the
+polyline through m's values at x's values, so an error e in x (|a e| <= 1/8) moves both
+consistently: on the chord between two values the match scores at least 1 - |a e| and its
+neighbours at most |a e| (units of S), whatever the target's size (the one-hot
+features above are read through step MLPs whose errors add up over every value instead). The
+polyline's own float rounding shifts each query's scores alike, which matters only against
+BOS (S/2 below the match): it must stay within POSITION_MATCH_ERROR, unless the select surely
+selects (below), where BOS is scored under every key and only the keys' order counts.
+
+Sure selection: when x is the length plus a position row (position_widths.length_offset), its
+value at position p of a length n is known, and if the target is an index 0..n-1 at every p < n <=
+max_len, the query always has its key: reverse's n - 1 - p.
+
+number_match needs x's writer known (a Linear of an attention mean and embeddings, an
+embedding, an attention mean) to bound its error.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
+from ... import ir
 from ...frontend.infer import is_number
+from ..error_bounds import largest_magnitude, unit_roundoff
 from ..lowering.features import linear_feature
 from ..lowering.positions import position_feature, position_source, values_by_position
+from ..lowering.rewrites import TermSite
 from ..lowering.state import LoweringState
-from ..ops import Linear, NumericMLP
-from ..primitives.numeric_mlp import step_error
+from ..lowering.views import viewed_number
+from ..ops import Attend, Embed, EmbedSource, HeadKind, Linear, NumericMLP
+from ..primitives.numeric_mlp import interpolation_error, step_error
 from ..selector_terms import PositionMatch, Term
-from ..tolerances import POSITION_MATCH_ERROR
-from .position_numbers import number_match
+from ..tolerances import CATEGORICAL_LEAK, NUMBER_MATCH_ERROR, POSITION_MATCH_ERROR, ROUNDINGS
 from ..variables import CONSTANT, Var
+from .position_widths import length_offset
 
 
-def causal_term(state: LoweringState, term: Term) -> Term:
+def causal_term(state: LoweringState, site: TermSite) -> Term | None:
     """In a causal program the mask already hides keys after the query, so a term between two
     position-only variables that holds for every key at or before its query (k <= q, say)
     always holds where it matters: it becomes `true`, which one constant scores."""
+    term = site.term
     key_at, query_at = values_by_position(state, term.keys), values_by_position(state, term.queries)
     if not state.program.causal or key_at is None or query_at is None:
-        return term
+        return None
     n = state.program.max_len
     if all(term.table[(key_at[k], query_at[q])] for q in range(n) for k in range(q + 1)):
         return Term(term.keys, term.queries, dict.fromkeys(term.table, True))
-    return term
+    return None
 
 
-def position_term(state: LoweringState, term: Term) -> Term:
+def position_term(state: LoweringState, site: TermSite) -> Term | None:
     """A term with the indices on one side that pairs each value of the other side with at most
     one index is `index == target(other value)`. primitives/qk.py scores it S - S (index - target)^2 from
     numbers instead of a one-hot table over max_len indices: index and index^2 from the position
@@ -48,7 +79,9 @@ def position_term(state: LoweringState, term: Term) -> Term:
     target is a line a v + b in the other side's (number) values, extended to values that match
     no index without landing on one, a split's other side writes both from three features all
     its heads share: sum_v v x[v], sum_v v^2 x[v] and sum_v x[v] (the constant, where the other
-    side is never none), instead of two features per head."""
+    side is never none), instead of two features per head: `site.shared` holds the sides all the
+    heads of a split read alike."""
+    term = site.term
     for positions_are_keys in (True, False):
         positions, other = (term.keys, term.queries) if positions_are_keys else (term.queries, term.keys)
         target = _index_targets(term, positions, other, positions_are_keys, state)
@@ -56,15 +89,15 @@ def position_term(state: LoweringState, term: Term) -> Term:
         if from_number:
             return Term(term.keys, term.queries, term.table, from_number)
         if target is not None and _precise_enough(other, target, state):
-            position = position_feature(state, "indices.value", "indices", lambda p: p)
-            squared = position_feature(state, "indices.value^2", "indices", lambda p: p * p)
-            forms = (other in state.split_inputs and _line_forms(other, target, state)) or (
+            position = position_feature(state, "indices.value", EmbedSource.INDICES, lambda p: p)
+            squared = position_feature(state, "indices.value^2", EmbedSource.INDICES, lambda p: p * p)
+            forms = (other in site.shared and _line_forms(other, target, state)) or (
                 {(linear_feature(state, f"{other.label}.target", other, target.__getitem__), None): 1.0},
                 {(linear_feature(state, f"{other.label}.match", other, lambda v: 1 - target[v] ** 2), None): 1.0},
             )
             match = PositionMatch(positions_are_keys, position, squared, *forms)
             return Term(term.keys, term.queries, term.table, match)
-    return term
+    return None
 
 
 def _line_forms(other: Var, target: dict, state: LoweringState) -> tuple[dict, dict] | None:
@@ -105,9 +138,9 @@ def _summed(terms: list[tuple]) -> dict:
 def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: bool, state) -> dict | None:
     """other value -> the one index it matches (-1 for none), when `positions` is the plain
     indices and no other value matches two indices; else None. Whether float32 carries the
-    target is asked after (position_numbers.number_match, then _precise_enough)."""
+    target is asked after (number_match, then _precise_enough)."""
     source = position_source(state, positions)
-    if source is None or source[0] != "indices" or positions.may_be_none:
+    if source is None or source[0] is not EmbedSource.INDICES or positions.may_be_none:
         return None
     if any(source[1](p) != p for p in range(state.program.max_len)):
         return None
@@ -143,3 +176,89 @@ def _precise_enough(other: Var, target: dict, state: LoweringState) -> bool:
     amplification = len(target) * max(abs(1 - t * t) + 2 * n * abs(t) for t in target.values())
     steps = [s for s in sources if isinstance(s, NumericMLP)]
     return all(step_error(s.input.values) * amplification <= POSITION_MATCH_ERROR for s in steps)
+
+
+def number_match(state: LoweringState, positions_are_keys: bool, other: Var, target: dict) -> PositionMatch | None:
+    """The PositionMatch of the module docstring for `index == target(other)`, `other` the
+    categorical view of a number; None when the target is no line in that number, the number's
+    error is unknown or too large, or float32 cannot keep the polyline within its margin."""
+    view = viewed_number(state, other)
+    if view is None or other.may_be_none:
+        return None
+    x = view.input
+    line = _line(x, {v: target[view.fn(v)] for v in x.values}, state.program.max_len)
+    error = _number_error(state, x)
+    if line is None or error is None or abs(line[0]) * error > NUMBER_MATCH_ERROR:
+        return None
+    a, b = line
+    c = (state.program.max_len - 1) // 2
+    sure = positions_are_keys and _surely_matched(state, x, a, b)
+    match_values = [1.0 - (a * v + b - c) ** 2 for v in x.values]
+    if not sure and _polyline_error(x.values, match_values) > POSITION_MATCH_ERROR:
+        return None
+
+    def make() -> NumericMLP:
+        out = state.new_var(f"{other.label}.match", ir.NUMERICAL, match_values)
+        return NumericMLP(out, x, dict(zip(x.values, match_values)).__getitem__, interpolated=True)
+
+    match = state.cached("number match", (x, a, b, c), make)
+    position = position_feature(state, "indices.centred", EmbedSource.INDICES, lambda p: p - c)
+    squared = position_feature(state, "indices.centred^2", EmbedSource.INDICES, lambda p: (p - c) ** 2)
+    return PositionMatch(positions_are_keys, position, squared, {(x, None): a, CONSTANT: b - c},
+                         {(match, None): 1.0}, sure=sure)
+
+
+def _line(x: Var, target: dict, n: int) -> tuple[float, float] | None:
+    """(a, b) with target = a v + b at every matched value v of x, the line meeting no index
+    0..n-1 at the unmatched ones; None otherwise."""
+    matched = [(float(v), t) for v, t in target.items() if t >= 0]
+    if len(matched) < 2:
+        return None
+    (v0, t0), (v1, t1) = matched[0], matched[-1]
+    a = (t1 - t0) / (v1 - v0)
+    b = t0 - a * v0
+    for v, t in target.items():
+        y = a * float(v) + b
+        if (t >= 0 and y != t) or (t < 0 and 0 <= y <= n - 1 and y == int(y)):
+            return None
+    return a, b
+
+
+def _number_error(state: LoweringState, x: Var) -> float | None:
+    """A bound on x's float32 error where the head reads it: an embedding's is nil; an
+    attention mean's is its leak (at most CATEGORICAL_LEAK) plus ROUNDINGS roundings of its
+    largest value; a Linear's, its inputs' errors and roundings weighted by its coefficients."""
+    u = unit_roundoff(np.float32)
+    writer = state.writer.get(x)
+    if isinstance(writer, Embed):
+        return ROUNDINGS * u * largest_magnitude(x.values)
+    if isinstance(writer, Attend) and writer.kind is HeadKind.NUMERICAL:
+        return CATEGORICAL_LEAK + ROUNDINGS * u * largest_magnitude(x.values)
+    if isinstance(writer, Linear):
+        total = ROUNDINGS * u * largest_magnitude(x.values)
+        for (var, _), row in writer.weights.items():
+            inner = _number_error(state, var)
+            if inner is None:
+                return None
+            total += sum(abs(c) for c in row.values()) * inner
+        return total
+    return None
+
+
+def _surely_matched(state: LoweringState, x: Var, a: float, b: float) -> bool:
+    """Whether x = n + offset(p) (position_widths) puts the target on an index 0..n-1 at every
+    position p < n of every length n <= max_len."""
+    offset = length_offset(state, x)
+    if offset is None:
+        return False
+    n = np.arange(1, state.program.max_len + 1)[:, None]
+    p = np.arange(state.program.max_len)[None, :]
+    target = a * (n + np.asarray(offset, dtype=float)[None, :]) + b
+    valid = p < n
+    return bool(np.all(((target >= 0) & (target <= n - 1) & (target == np.round(target)))[np.broadcast_to(valid, target.shape)]))
+
+
+def _polyline_error(points: tuple, values: list) -> float:
+    """The float32 rounding of the polyline through (points, values), in its better orientation."""
+    encoded = [np.array([v]) for v in values]
+    return min(interpolation_error(points, encoded, rising) for rising in (True, False))

@@ -17,8 +17,8 @@ as for any mean), so n = 2 mean + 1 is linear in what the head writes, and the w
 max_len x max_len pairs. reverse's `selector_width(select(indices, indices, >))` is n - 1 - p.
 A categorical width is the one-hot of that number (a step MLP over whole numbers).
 
-Needs: the variables written so far (lowering/state.py); runs as the `width` rewrite of the
-lowering, before the plain width head is built.
+Needs: the variables written so far (lowering/state.py); runs as the `WidthSite` rewrite of
+the lowering, before the plain width head is built.
 Guarantees: the width equals the selector's width at every position and length; the
 predicate is evaluated on every (key position, query position) pair at compile time.
 """
@@ -30,15 +30,17 @@ import numpy as np
 from ... import ir
 from ..lowering.positions import position_feature, values_by_position
 from ..lowering.selectors import score_selector
+from ..lowering.rewrites import WidthSite
 from ..lowering.state import LoweringState
-from ..ops import Attend, Embed, Linear, NumericMLP, Op
+from ..ops import Attend, Embed, EmbedSource, HeadKind, Linear, NumericMLP, Op
 from ..variables import Var, coordinate
 
 
-def width_of_positions(state: LoweringState, selector: ir.Selector, out: Var) -> Op | None:
+def width_of_positions(state: LoweringState, site: WidthSite) -> Op | None:
     """The width of `selector` as a position embedding, or as n plus one, when the positions
     decide what it selects (module docstring); else None."""
-    selected = _selected_by_position(state, selector)  # [query position, key position]
+    out = site.out
+    selected = _selected_by_position(state, site.selector)  # [query position, key position]
     if selected is None:
         return None
     n = state.program.max_len
@@ -95,7 +97,7 @@ def _ignores(selector: ir.Select, keys: tuple, queries: tuple, side: int) -> boo
 def _embedded(out: Var, width: list[int]) -> Embed:
     """The width at each position as a position embedding, its values those it reaches."""
     reached = tuple(sorted(set(width)))
-    return Embed(Var(out.label, out.encoding, reached, loc=out.loc), "indices", width.__getitem__)
+    return Embed(Var(out.label, out.encoding, reached, loc=out.loc), EmbedSource.INDICES, width.__getitem__)
 
 
 def _length_plus(state: LoweringState, out: Var, offset: list[int]) -> Op:
@@ -104,13 +106,24 @@ def _length_plus(state: LoweringState, out: Var, offset: list[int]) -> Op:
     label = coordinate(number, None)
     weights = {(_mean_index(state, out), None): {label: 2.0}}
     if len(set(offset)) > 1:
-        weights[(position_feature(state, f"{out.label}.offset", "indices", offset.__getitem__), None)] = {label: 1.0}
+        weights[(position_feature(state, f"{out.label}.offset", EmbedSource.INDICES, offset.__getitem__), None)] = {label: 1.0}
     linear = Linear(number, weights, {label: 1.0 + (offset[0] if len(set(offset)) == 1 else 0.0)})
-    state.length_offsets[number] = offset
     if number is out:
         return linear
     state.emit(linear)
     return NumericMLP(out, number, ir.identity)
+
+
+def length_offset(state: LoweringState, x: Var) -> list[float] | None:
+    """offset(p) at each position p, when this rewrite wrote x = n + offset(p) (_length_plus:
+    twice the mean index plus one, plus a position row or a constant); else None."""
+    writer = state.writer.get(x)
+    if state.origin.get(x) != "position-widths" or not isinstance(writer, Linear):
+        return None
+    label = coordinate(x, None)
+    constant = writer.bias.get(label, 0.0) - 1.0
+    rows = [state.writer[var] for var, _ in writer.weights if isinstance(state.writer[var], Embed)]
+    return [constant + (rows[0].fn(p) if rows else 0.0) for p in range(state.program.max_len)]
 
 
 def _mean_index(state: LoweringState, width: Var) -> Var:
@@ -119,9 +132,9 @@ def _mean_index(state: LoweringState, width: Var) -> Var:
 
     def make() -> Attend:
         everything = ir.Select(ir.tokens, ir.tokens, "true", loc=width.loc)
-        index = position_feature(state, "indices.value", "indices", lambda p: p)
+        index = position_feature(state, "indices.value", EmbedSource.INDICES, lambda p: p)
         means = [(n - 1) / 2 for n in range(1, state.program.max_len + 1)]
         mean = state.new_var("length.mean_index", ir.NUMERICAL, means, loc=width.loc)
-        return Attend(mean, score_selector(state, everything), "numerical", index, 0, selector=everything)
+        return Attend(mean, score_selector(state, everything), HeadKind.NUMERICAL, index, 0, selector=everything)
 
     return state.cached("mean index", None, make)

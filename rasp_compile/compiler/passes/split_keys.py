@@ -25,9 +25,10 @@ single head would, and where each head scores the index from position features (
 not from a one-hot table over max_len positions per head.
 
 Needs: the ops of every s-op before the answer (their sub-layers decide), and the lowering's
-other rewrites for the heads' selectors; runs as the `aggregate` rewrite of the lowering.
-Guarantees: the read-out picks the answer the single head gives, at every input; the table's
-inputs keep a view with a dimension per value (lowering/views.py), one for all the heads.
+other rewrites for the heads' selectors; runs as the `AggregateSite` rewrite of the lowering,
+which drops the heads it scored when it passes. Guarantees: the read-out picks the answer the
+single head gives, at every input; the table's inputs keep a view with a dimension per value
+(lowering/views.py), one for all the heads (lowering/selectors.SplitInputs).
 """
 
 from __future__ import annotations
@@ -38,32 +39,37 @@ from ... import ir
 from ...frontend.cooccurrence import meets
 from ...frontend.infer import ValueSets
 from ..lowering.positions import position_source
-from ..lowering.selectors import score_selector
+from ..lowering.rewrites import AggregateSite
+from ..lowering.selectors import SplitInputs, score_selector
 from ..lowering.state import LoweringState
-from ..ops import Attend, Linear
+from ..lowering.views import whole_view
+from ..ops import Attend, EmbedSource, HeadKind, Linear
 from ..schedule import sublayers_after
 from ..limits import MAX_SPLIT_COLUMNS
 from ..variables import Var, coordinate, sort_key
 
 
-def split_answer(state: LoweringState, node: ir.Aggregate, out: Var, whole: Attend) -> Linear | None:
-    """The answer's categorical aggregate `whole` as split heads (emitted here) and the Linear
-    op summing them, when those heads all come before the sub-layer `whole` would take; else None."""
+def split_answer(state: LoweringState, site: AggregateSite) -> Linear | None:
+    """The answer's categorical aggregate `whole` as split heads (on the draft `state`) and the
+    Linear op summing them, when those heads all come before the sub-layer `whole` would take;
+    else None."""
+    node, out = site.node, site.out
     if node is not state.program.output:
         return None
     split = split_selectors(node.selector, state.value_sets, state.program, state.nullable, MAX_SPLIT_COLUMNS, sort_key)
     if split is None:
         return None
     parts, table_inputs = split
-    state.split_inputs.update(state.vars[x] for x in table_inputs)
+    inputs = [state.vars[x] for x in table_inputs]
+    viewed = frozenset(x for x in inputs if x.encoding == ir.NUMERICAL and whole_view(state, x) is not None)
+    reading = SplitInputs(frozenset(inputs), viewed)
     heads = [
         Attend(state.new_var(f"{out.label}.part{k}", ir.CATEGORICAL, out.values, out.may_be_none, out.loc),
-               score_selector(state, part), "categorical", whole.value, node.default, selector=part)
+               score_selector(state, part, reading), HeadKind.CATEGORICAL, site.whole.value, node.default, selector=part)
         for k, part in enumerate(parts)
     ]
-    *slots, whole_slot = sublayers_after(state.ops, [*heads, whole])
+    *slots, whole_slot = sublayers_after(state.ops, [*heads, site.whole])
     if max(slots) >= whole_slot or any(_reads_position_table(state, head) for head in heads):
-        state.split_inputs.clear()
         return None
     for head in heads:
         state.emit(head)
@@ -78,7 +84,8 @@ def _reads_position_table(state: LoweringState, head: Attend) -> bool:
     sub-layer the split saves is worth."""
     n = state.program.max_len
     return any(
-        var.encoding == ir.CATEGORICAL and len(var.values) == n and (position_source(state, var) or ("",))[0] == "indices"
+        var.encoding == ir.CATEGORICAL and len(var.values) == n
+        and (position_source(state, var) or (None,))[0] is EmbedSource.INDICES
         for var in head.score.reads()
     )
 

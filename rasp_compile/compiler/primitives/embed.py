@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import Embed
+from ..ops import Embed, EmbedSource
 from ..layout import BOS, Layout
 
 
@@ -21,11 +21,11 @@ def embeddings(embeds: list[Embed], layout: Layout, vocab: tuple, max_len: int) 
     wpe = np.zeros((max_len + 1, layout.d_model))
     wte[len(vocab), layout[BOS]] = 1.0
     for op in embeds:
-        if op.source == "tokens":
+        if op.source is EmbedSource.TOKENS:
             for row, token in enumerate(vocab):
                 wte[row] += layout.vector(op.out.encode(op.fn(token)))
         else:
             for position in range(max_len):
-                value = position if op.source == "indices" else position + 1
+                value = position if op.source is EmbedSource.INDICES else position + 1
                 wpe[position + 1] += layout.vector(op.out.encode(op.fn(value)))
     return wte, wpe

@@ -11,7 +11,7 @@ keys: selector_width.py); both are lowered by the (m - 1) S the ordinary keys ar
 scores.py, so BOS scores S/2 or S + ln c. At the BOS query itself the score of BOS is `bos_self` and
 every other key's is 0, so the BOS position reads only itself and its residual stays input-
 independent (assemble.py relies on it). A score that surely selects a key (a sure position
-match, passes/position_numbers.py) scores BOS at -S instead, below every selected key by more
+match, passes/position_selects.number_match) scores BOS at -S instead, below every selected key by more
 than S: it is never the default. The highest score a head can produce stays near S (a width
 head's at most S + ln 1,024, S + 7), so exponentiating scores without subtracting the row maximum
 cannot overflow float32.
