@@ -60,7 +60,7 @@ def test_the_docs_list_of_steps_is_the_drivers():
 def test_the_drivers_docstring_lists_its_steps():
     """driver.py's docstring names its tables (GRAPH_PASSES, MODEL_PASSES) where they run."""
     tables = {"GRAPH_PASSES": [s.label for s in driver.GRAPH_PASSES], "MODEL_PASSES": [s.label for s in driver.MODEL_PASSES],
-              "lower": ["lower", *(s.name for s in driver.LOWERING_REWRITES)]}
+              "lower": ["lower", *driver.LOWERING_OPTIONS, *(s.name for s in driver.LOWERING_REWRITES)]}
     named = listed_steps(driver.__doc__, 4)
     assert [step for name in named for step in tables.get(name, [name])] == driver_steps()
 

@@ -8,7 +8,8 @@ The steps, in the driver's order (docs/compiler.md lists them with what each doe
 
     lower            the graph is built: each s-op's construction, asking the lowering rewrites
     GRAPH_PASSES     each changes the graph (driver.py); by default the dump is after the last
-    lay_out ... assemble      read the graph, change nothing: the graph after the last graph pass
+    lay_out ... assemble      read the graph: the graph after the last graph pass (whole_answer's
+                              fallback aside, below)
     MODEL_PASSES ... validate the same graph, each variable marked with the residual dimensions
                               prune dropped from the compiled model (so these compile it)
 
@@ -31,14 +32,14 @@ from ... import ir
 from ...errors import placed_at, recursion_refused
 from ...frontend.infer import ValueSets, infer_value_sets
 from ...suggest import did_you_mean
-from ..driver import (GRAPH_PASSES, LOWERING_REWRITES, MODEL_PASSES, OPTIMIZATIONS, active_steps, build_graph,
+from ..driver import (GRAPH_PASSES, LOWERING_OPTIONS, LOWERING_REWRITES, MODEL_PASSES, OPTIMIZATIONS, active_steps, build_graph,
                      compile_program)
 from ..layout import lay_out
 from ..ops import Graph
 from .text import graph_lines
 
 BUILT_BY = "lower"
-GRAPH_READERS = ("lay_out", "check_budget", "check_precision", "schedule", "assemble")
+GRAPH_READERS = ("lay_out", "whole_answer", "check_budget", "check_precision", "schedule", "assemble")
 """The driver's steps between the graph passes and the model passes, which read the graph."""
 LAST = ("every_input", "validate")
 """The driver's steps after the model passes (they measure and check, they change no weight)."""
@@ -62,10 +63,10 @@ def steps() -> list[str]:
 
 
 def driver_steps() -> list[str]:
-    """Every step the driver runs, in order, the lowering rewrites listed after `lower` (as
-    driver.py's docstring and docs/compiler.md list them; a rewrite may appear twice)."""
+    """Every step the driver runs, in order, the lowering's options and rewrites listed after
+    `lower` (as driver.py's docstring and docs/compiler.md list them; a rewrite may appear twice)."""
     rewrites = [step.name for step in LOWERING_REWRITES]
-    return [*BEFORE_GRAPH, BUILT_BY, *rewrites, *steps()[1:]]
+    return [*BEFORE_GRAPH, BUILT_BY, *LOWERING_OPTIONS, *rewrites, *steps()[1:]]
 
 
 class StepError(ValueError):
@@ -77,8 +78,9 @@ def check_step(step: str) -> None:
     if step in steps():
         return
     known = ", ".join(steps())
-    if any(rewrite.name == step for rewrite in LOWERING_REWRITES):
-        raise StepError(f"{step!r} is a lowering rewrite, which acts inside 'lower': compare the graph "
+    if step in LOWERING_OPTIONS or any(rewrite.name == step for rewrite in LOWERING_REWRITES):
+        what = "an option of the lowering" if step in LOWERING_OPTIONS else "a lowering rewrite"
+        raise StepError(f"{step!r} is {what}, which acts inside 'lower': compare the graph "
                         f"after 'lower' with and without --no-opt {step} (steps: {known})")
     if step in BEFORE_GRAPH:
         raise StepError(f"{step!r} runs before 'lower' builds the graph, so there is no graph after it "

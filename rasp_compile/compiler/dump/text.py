@@ -43,7 +43,7 @@ def graph_lines(graph: Graph, pruned: frozenset[str] | None = None) -> list[str]
 def writer(op: Op) -> str:
     """An op as one line: its kind, what it reads and what passes chose in it."""
     if isinstance(op, Embed):
-        return f"Embed of {op.source}" + ("" if op.fn is ir.identity else ", mapped")
+        return f"Embed of {op.source.value}" + ("" if op.fn is ir.identity else ", mapped")
     if isinstance(op, TableMLP):
         covered = ", none included" if op.covers_none else ""
         possible = "" if op.possible is None else f", {len(op.possible):,} combinations possible"
@@ -68,7 +68,7 @@ def _linear(op: Linear) -> str:
 def _attend(op: Attend) -> str:
     """An attention head: its kind, value and default, selector, score columns and the numbers
     passes set (shown only where they differ from the plain construction's)."""
-    parts = [f"Attend {op.kind}"]
+    parts = [f"Attend {op.kind.value}"]
     if op.value is not None:
         parts[0] += f" of {_name(op.value)}, default {_value(op.default)}"
     if op.selector is not None and op.selector.loc is not None:
