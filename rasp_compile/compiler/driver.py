@@ -34,6 +34,7 @@ from .budget import check_budget, check_vocab_budget
 from ..frontend.single_valued import conflicts_possible
 from .head_meta import describe_model
 from .layout import lay_out
+from .naming import readable_labels
 from .lowering.lower import lower
 from .lowering.rewrites import Rewrites
 from .ops import Graph
@@ -170,6 +171,7 @@ def compile_program(
             margins = _answer_on_every_input(model, program, graph, unproven, margins, enabled, dtype)
         model.meta.update(describe_model(graph, blocks, conflicts_possible(program, value_sets)))  # meta.heads and meta.sops (docs/inspect.md)
         model.meta["margins"] = margins  # every read-out's proven error bound and tolerance (docs/format.md)
+        model.meta.update(readable_labels(model.meta, program))  # derived features named after what they hold
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
     validate(model)
     return model

@@ -27,6 +27,7 @@ from typing import Callable
 from ... import ir
 from ...frontend.cooccurrence import meeting_only
 from ...frontend.infer import ValueSets, nullable_sops
+from ..naming import sop_label
 from ..ops import Attend, Embed, Graph, NumericMLP, Op, TableMLP, plain_readout
 from ..primitives.selector_width import bos_shares, bos_weight, width_from_share
 from ..variables import Var
@@ -61,8 +62,7 @@ def _var_for(state: LoweringState, node: ir.SOp) -> Var:
     if node in state.vars:
         return state.vars[node]
     values = state.program.vocab if isinstance(node, ir.Tokens) else state.value_sets[node]
-    label = node.label or f"{type(node).__name__.lower()}"
-    out = state.new_var(label, node.encoding, values, node in state.nullable, node.loc)
+    out = state.new_var(sop_label(node, state.program), node.encoding, values, node in state.nullable, node.loc)
     state.vars[node] = state.emit(_op_for(state, node, out))
     return out
 
