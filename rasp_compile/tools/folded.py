@@ -20,10 +20,6 @@ from .interpret.reference import node_values
 ELEMENTWISE = (ir.Map, ir.SequenceMap)
 POSITIONAL = (ir.Tokens, ir.Indices, ir.Length)
 
-FOLDING = ("fold-linear", "fold-embeddings", "affine-means", "value-classes", "compose-views", "position-widths",
-           "head-features", "split-keys", "linear-readout", "number-readout", "prune")
-"""The optimisations that can leave an s-op without dimensions of its own (compiler/driver.py)."""
-
 
 def recorded_program(source) -> ir.Program | None:
     """The program a model's recorded source holds, or None when it has none that checks."""
@@ -63,6 +59,6 @@ def folded_values(node: ir.SOp, read: Callable[[str], list | None], tokens: list
 def folded_message(name: str) -> str:
     """Why the residual does not hold `name`, and the flag that keeps it."""
     return (f"'{name}' is not in the residual stream: an optimisation folded it away (into an embedding, "
-            f"the weights of what reads it, or the read-out) or pruned it; compiled with `--no-opt all` "
-            f"(disabled=OPTIMIZATIONS in Python) the model holds every s-op the output reads (the optimisations "
-            f"that fold: {', '.join(FOLDING)}), and rc.evaluate_all(program, tokens) gives its values")
+            "the weights of what reads it, or the read-out) or pruned it; compiled with `--no-opt all` "
+            "(disabled=OPTIMIZATIONS in Python) the model holds every s-op the output reads, and "
+            "rc.evaluate_all(program, tokens) gives its values")

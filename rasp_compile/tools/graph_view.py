@@ -5,7 +5,7 @@ selector_width's selects included), as tracr draws a program's graph over its la
 
 An s-op the residual does not hold (folded into the weights of what reads it, or pruned) is drawn
 dashed, in the column of the latest of its inputs (whose writer computes it). Reads a trace
-through `writes()`, `stages` and `model.meta["source"]` only; a model without a recorded source gets a note instead.
+through `writes()`, `stages` and `program` only; a model without a recorded source gets a note instead.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import html
 
 from .. import ir
 from ..compiler.naming import sop_label
-from .folded import recorded_program
 
 BOX_HEIGHT, ROW_GAP, COLUMN_GAP = 22, 12, 56  # px
 CHAR = 7.0  # px per character of the 12 px monospace box labels
@@ -23,7 +22,7 @@ MAX_LABEL = 32  # characters of an s-op's name shown in its box (the tooltip has
 
 def graph_svg(t) -> str:
     """The drawing for trace `t` (a `<div class="graph">`), or a note when the model has no source."""
-    program = recorded_program(t.model.meta.get("source"))
+    program = t.program
     if program is None:
         return '<p class="note">no program recorded in the file: no graph to draw</p>'
     sops = [node for node in program.nodes() if isinstance(node, ir.SOp)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -92,6 +93,11 @@ class Trace:
         numbers = output_numbers(self.variables)
         return [meaning(v, numbers) for v in predicted]
 
+    @cached_property
+    def program(self) -> ir.Program | None:
+        """The program the model's meta records (its source, checked), or None when it has none."""
+        return recorded_program(self.model.meta.get("source"))
+
     @property
     def heads(self) -> list[HeadDescription]:
         """Every head, layer by layer, with the select it computes."""
@@ -134,7 +140,7 @@ class Trace:
     def _folded(self, name: str) -> list | None:
         """A map or sequence_map folded into its readers' weights, from the values the residual
         holds of what it reads (folded.py); None for anything else."""
-        program = recorded_program(self.model.meta.get("source"))
+        program = self.program
         node = named_node(program, name) if program is not None else None
         if node is None:
             return None
@@ -172,8 +178,7 @@ class Trace:
             lost = ", ".join("none" if v is None else str(v) for v in variable.unseen)
             return (f"'{name}' is only partly in the residual stream: the compiler pruned the dimensions of "
                     f"{lost} (no weight reads them), so its value cannot be read back there")
-        program = recorded_program(self.model.meta.get("source"))
-        names = program_names(program)
+        names = program_names(self.program)
         if names is not None and name not in names:
             return f"the program has no s-op named '{name}' (its names: {', '.join(sorted(names))})"
         return folded_message(name)
