@@ -16,6 +16,8 @@ name always runs.
     MODEL_PASSES           Model -> Model, in order; then the arrays are cast to the dtype
     every_input            a numerical answer check_precision could not prove, run on every
                            input of a program that has few (every_input.py), or refused
+    describe_model         meta.heads and meta.sops (head_meta.py); then readable_labels
+                           names derived features after what they hold (naming.py)
 """
 
 from __future__ import annotations
