@@ -50,7 +50,7 @@ def main() -> int:
     print(f"input {TOKENS} -> converted model {clean}, interpreter {rc.evaluate(rc.parse_program(source), TOKENS)}")
     print(f"\nblocks.{LAYER}.attn.hook_pattern, head {HEAD} ({labels.describe_head(LAYER, HEAD)}):")
     show_pattern(cache[f"blocks.{LAYER}.attn.hook_pattern"][0, HEAD].tolist(), positions)
-    moved = [label for label in labels.residual if label.startswith("aggregate")]
+    moved = [label for label in labels.residual if label.startswith("output:")]  # the answer's one-hot
     print(f"\nwhat the head writes, read at blocks.{LAYER}.hook_resid_post, dims {moved}:")
     resid = cache[f"blocks.{LAYER}.hook_resid_post"][0]
     for position, row in zip(positions[1:], resid[1:]):
@@ -68,7 +68,7 @@ def main() -> int:
     expected = rc.evaluate(no_select, TOKENS)
     print(f"\nhead L{LAYER}H{HEAD} ablated -> {ablated}")
     print(f"the program with {MOVING_SELECT} matching nothing -> {expected}")
-    print("no token reaches its opposite position: the aggregate dims stay 0, and the read-out says none.")
+    print("no token reaches its opposite position: the output dims stay 0, and the read-out says none.")
     if ablated != expected or ablated == clean:
         print("error: the ablated model does not do what the program says", file=sys.stderr)
         return 1

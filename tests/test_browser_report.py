@@ -1,7 +1,9 @@
 """report.html in a real browser: headless Chromium (Debian's package) loads the page `rasp-run --html`
 writes, and the test checks what it draws: every head's heatmap is there, laid out, and not blank
 (a tenth or more of its cells' pixels coloured, not white or the grey grid), every title is readable text on
-the page, and the page fetched nothing but itself.
+the page, every heatmap has its colour legend and values written in cells that hold them, the
+attention axes name the values their select compares, the program's graph is drawn, a 200-token
+input scrolls inside its tables instead of widening the page, and the page fetched nothing but itself.
 
 Skipped only when chromium is not installed locally; `.ci/run` installs it and runs this file again
 with RASP_COMPILE_TEST_EXTRAS=browser, under which a missing browser fails the test.
@@ -82,11 +84,64 @@ def test_a_query_reading_bos_only_is_dark_in_the_bos_column(browser, report):
     pixels = browser.screenshot(figure["x"], figure["y"], figure["width"], figure["height"])[..., :3].astype(int)
     cell = figure["width"] / 6  # BOS + 5 tokens
 
-    def colour(query: int, key: int) -> np.ndarray:
-        return pixels[int((query + 0.5) * cell), int((key + 0.5) * cell)]
+    def colour(query: int, key: int) -> np.ndarray:  # near the cell's corner: its value is written in the middle
+        return pixels[int((query + 0.2) * cell), int((key + 0.2) * cell)]
 
     blue, white = np.array([33, 102, 172]), np.array([255, 255, 255])
     for query, key in ((1, 0), (2, 0), (3, 0), (4, 2)):  # rows: BOS, 0:b, 1:a, 2:c, 3:a, 4:c
         assert np.abs(colour(query, key) - blue).max() <= 3
     for query, key in ((1, 1), (4, 0), (4, 4)):
         assert np.abs(colour(query, key) - white).max() <= 3
+
+
+LEGENDS = """JSON.stringify([...document.querySelectorAll('figure')].filter(f => f.querySelector('g.cells')).map(f => ({
+  title: f.querySelector('.title').innerText,
+  legend: [...f.querySelectorAll('g.legend rect')].map(r => getComputedStyle(r).fill),
+  legend_labels: [...f.querySelectorAll('g.legend text')].map(t => t.textContent),
+  values: [...f.querySelectorAll('g.values text')].map(t => t.textContent),
+  rows: [...f.querySelectorAll('svg > text')].map(t => t.lastChild.textContent),  // the label, not its tooltip
+})))"""
+
+
+def test_every_heatmap_has_a_legend_and_the_attention_axes_name_the_values_compared(browser, report):
+    path, model = report
+    browser.open(path.as_uri())
+    figures = {f["title"]: f for f in json.loads(browser.evaluate(LEGENDS))}
+    for title, figure in figures.items():
+        assert len(figure["legend"]) == 11 and len(set(figure["legend"])) > 5, title  # a drawn colour scale
+        assert len(figure["legend_labels"]) == 2, title
+    head = rc.trace(model, list("bacac")).heads[0]  # count = selector_width(select(tokens, tokens, ==))
+    pattern = figures[head.title]
+    assert pattern["legend_labels"] == ["0", "1"]
+    assert "0:b tokens=b" in pattern["rows"] and "3:a tokens=a" in pattern["rows"]  # queries and keys, with tokens
+    assert {"1", ".86", ".14", ".75"} <= set(pattern["values"])  # BOS's share and each key's, in the cells
+
+
+GRAPH = """JSON.stringify({boxes: [...document.querySelectorAll('svg.program-graph g.sop text')].map(t => t.textContent),
+  dashed: [...document.querySelectorAll('svg.program-graph g.sop rect[stroke-dasharray]')].length,
+  arrows: document.querySelectorAll('svg.program-graph path[marker-end]').length,
+  width: document.querySelector('svg.program-graph').getBoundingClientRect().width})"""
+
+
+def test_the_report_draws_the_program_graph_over_the_layers(browser, report):
+    path, _ = report
+    browser.open(path.as_uri())
+    graph = json.loads(browser.evaluate(GRAPH))
+    named = {"tokens", "indices", "one", "repeated", "count", "more_frequent", "tied_earlier", "rank", "output"}
+    assert named <= set(graph["boxes"])
+    assert graph["dashed"] >= 1 and graph["arrows"] >= 12 and graph["width"] > 300  # rank is folded away
+
+
+OVERFLOW = "JSON.stringify([document.documentElement.scrollWidth, document.documentElement.clientWidth])"
+
+
+def test_a_200_token_input_scrolls_inside_its_tables_not_the_page(browser, tmp_path):
+    model = rc.compile(PROGRAMS / "frac_prevs.rasp", max_len=200)
+    rc.save(model, tmp_path / "frac_prevs.npz")
+    tokens = ["x", "y", "y", "x"] * 50
+    assert run_cmd.main([str(tmp_path / "frac_prevs.npz"), " ".join(tokens), "--html", str(tmp_path / "long.html")]) == 0
+    browser.open((tmp_path / "long.html").as_uri())
+    scroll_width, page_width = json.loads(browser.evaluate(OVERFLOW))
+    assert scroll_width <= page_width
+    widest = browser.evaluate("String(Math.max(...[...document.querySelectorAll('table')].map(t => t.scrollWidth)))")
+    assert int(widest) > page_width  # the tables are wider than the page: they scroll within their boxes

@@ -69,7 +69,7 @@ def test_interpolation_stays_within_its_float32_bound(n: int):
 
 
 @pytest.mark.parametrize("name, max_len, widths", [
-    ("sort", 20, ["smaller", "not_larger"]), ("sort_unique", 64, ["selectorwidth"])])
+    ("sort", 20, ["smaller", "not_larger"]), ("sort_unique", 64, ["sort_unique.target"])])
 def test_interpolated_decodes_stay_exact_in_float32(name: str, max_len: int, widths: list[str]):
     """Where widths are interpolated (sort at 20, sort_unique at 64), long inputs agree."""
     program = dataclasses.replace(load_program(PROGRAMS / f"{name}.rasp"), max_len=max_len)

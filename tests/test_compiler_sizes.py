@@ -54,7 +54,7 @@ def test_numeric_valued_output_is_one_dimension():
     """hist's answer 1..max_len is written as one number and read as the nearest value."""
     program = parse_program("vocab {a, b}\nmax_len 30\noutput selector_width(select(tokens, tokens, ==))\n")
     model = compile_program(program)
-    assert sum(label.startswith("selectorwidth") for label in model.meta["residual"]) == 2  # share, number
+    assert sum(label.startswith("output") for label in model.meta["residual"]) == 2  # share, number
     rng = random.Random(3)
     inputs = [[rng.choice("ab") for _ in range(rng.randint(1, 30))] for _ in range(300)]
     bad, checked = disagreements(model, program, inputs)

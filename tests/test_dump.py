@@ -42,7 +42,7 @@ def test_the_default_is_the_graph_the_compiler_builds(capsys):
     graph = build_graph(program, value_sets, frozenset(OPTIMIZATIONS))
     labels = re.findall(r"^(\S+): (?:categorical|numerical) ", out, re.MULTILINE)
     assert labels == [op.out.label for op in graph.ops]  # every variable, in the graph's order
-    assert out.count("\n  <- ") == len(graph.ops) and out.endswith("output aggregate; read out from aggregate into 4 classes\n")
+    assert out.count("\n  <- ") == len(graph.ops) and out.endswith("output output; read out from output into 4 classes\n")
 
 
 def test_both_commands_print_the_same(capsys):
@@ -130,7 +130,7 @@ def test_long_value_sets_are_abbreviated_and_outside_text_is_terminal_safe(capsy
     assert status == 0, err
     assert "indices: categorical {0, 1, 2, 3, 4, ..., 28, 29} (30 values)\n" in out
     assert "mean: numerical {0, 0.0333333, 0.0344828, 0.0357143, 0.037037, ..., 28.9667, 29} (8,063 values)  (3:18)\n" in out
-    assert "\x1b" not in out and "sequencemap: categorical {\\x1b[2J, a, b}  (4:8)\n" in out
+    assert "\x1b" not in out and "output: categorical {\\x1b[2J, a, b}  (4:8)\n" in out
 
 
 def test_the_text_does_not_depend_on_the_run():
@@ -150,4 +150,4 @@ def test_the_dump_needs_no_file(capsys):
     """graph_after takes a checked program from anywhere, as compile_program does."""
     program, value_sets = parse_checked("vocab {a, b}\nmax_len 4\noutput map(lambda t: t == \"a\", tokens)\n")
     dump = graph_after(program, "lower", tuple(OPTIMIZATIONS), value_sets=value_sets)
-    assert dump.instead == "" and dump.pruned is None and [op.out.label for op in dump.graph.ops] == ["tokens", "map"]
+    assert dump.instead == "" and dump.pruned is None and [op.out.label for op in dump.graph.ops] == ["tokens", "output"]

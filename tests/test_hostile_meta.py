@@ -229,7 +229,7 @@ def sops_numerical_where_labels_say_categorical() -> rc.Model:
 
 def sops_numbers_not_finite() -> rc.Model:
     sops = json.loads(meta_and_params("aab")[0])["sops"]
-    sops["indices.value"]["values"] = [float("nan"), 10**400, 1, 2]
+    sops["indices (number)"]["values"] = [float("nan"), 10**400, 1, 2]
     return aab_with_meta(sops=sops)
 
 
@@ -243,7 +243,7 @@ def test_trace_degrades_on_meta_sops_that_lie(make, tmp_path, capsys):
     t = rc.trace(model, list("aab"))
     assert t.output == rc.run(aab_with_meta(), "aab")
     assert t.sop("tokens") == list("aab")  # read from the labels when meta.sops contradicts them
-    assert all(v in (0, 1, 2) for v in t.sop("indices.value"))
+    assert all(v in (0, 1, 2) for v in t.sop("indices (number)"))
     rc.save(model, tmp_path / "lying.npz")
     for flags in (["--trace"], ["--trace", "--json"], ["--html", str(tmp_path / "r.html")]):
         assert run_cmd.main([str(tmp_path / "lying.npz"), "aab", *flags]) == 0

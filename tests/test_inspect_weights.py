@@ -5,6 +5,7 @@ head h at columns h·D..(h+1)·D); for the printed entries, the model's own arra
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import numpy as np
@@ -25,13 +26,14 @@ def aab():
 
 def table(text: str) -> dict[tuple[str, str], str]:
     """A printed matrix back as {(row label, column label): cell}; panels are read one by one
-    (a panel starts at a line that begins with a space: its column labels)."""
+    (a panel starts at a line that begins with a space: its column labels). Columns are two
+    spaces or more apart."""
     cells, heads = {}, []
     for line in text.splitlines()[1:]:
         if line.startswith(" "):
-            heads = line.split()
+            heads = re.split(r"\s{2,}", line.strip())
             continue
-        label, *row = line.split()
+        label, *row = re.split(r"\s{2,}", line.strip())  # a label may hold one space (`indices (number)`)
         assert len(row) == len(heads), line
         cells.update({(label, head): cell for head, cell in zip(heads, row)})
     return cells

@@ -75,7 +75,7 @@ def test_a_width_with_1025_classes_is_read_out_from_one_centred_number():
     source = "vocab {a}\nmax_len {n}\noutput length\n"
     small, large = (compile_program(parse_program(source.replace("{n}", str(n))), disabled=["position-widths"])
                     for n in (64, LONGEST))
-    assert "length.centred" not in small.meta["residual"] and "length.centred" in large.meta["residual"]
+    assert "length (centred)" not in small.meta["residual"] and "length (centred)" in large.meta["residual"]
     assert n_params(large) <= 20 * n_params(small)
     inputs = [["a"] * n for n in (*range(1, 40), *range(LONGEST - 3, LONGEST + 1))]
     assert predict(large, inputs) == [[len(tokens)] * len(tokens) for tokens in inputs]

@@ -119,7 +119,7 @@ def test_one_head_per_value_of_the_smaller_input_that_can_select():
     answer = graph.ops[-1]
     assert isinstance(answer, Linear) and answer.out is graph.output
     assert len(answer.inputs) == 2 and all(isinstance(graph_writer(graph, v), Attend) for v in answer.inputs)
-    assert answer.bias == {"aggregate:nothing": -1.0}
+    assert answer.bias == {"output:nothing": -1.0}
     assert whole_answer(graph, lay_out(graph), infer_value_sets(program), frozenset(OPTIMIZATIONS))[0] is graph
 
 
@@ -173,7 +173,7 @@ def test_the_heads_match_lines_to_the_index_from_three_shared_features():
     match each."""
     program = load_program(PROGRAMS_DIR / "sort_freq.rasp", max_len=20)
     graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
-    parts = [op for op in graph.ops if isinstance(op, Attend) and op.out.label.startswith("aggregate.part")]
+    parts = [op for op in graph.ops if isinstance(op, Attend) and op.out.label.startswith("output.part")]
     assert len(parts) == 20
     read = {var.label for op in parts for var in op.score.reads()}
     assert not any(label.endswith((".target", ".match")) for label in read)

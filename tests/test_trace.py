@@ -73,7 +73,7 @@ def test_most_freq_holds_its_named_sops_and_says_why_others_are_gone():
     t = rc.trace(model, list("bacac"))
     assert t.sop("count") == [1, 2, 2, 2, 2] and t.sop("repeated") == [0, 0, 0, 1, 1]
     assert t.sop("indices") == [0, 1, 2, 3, 4]  # index 0's dimension is pruned: all zeros read as 0
-    with pytest.raises(NotInResidual, match="'rank' is not in the residual stream: the compiler folded it"):
+    with pytest.raises(NotInResidual, match="'rank' is not in the residual stream: an optimisation folded it"):
         t.sop("rank")
     with pytest.raises(NotInResidual, match="no s-op named 'bogus'"):
         t.sop("bogus")
@@ -169,7 +169,7 @@ def test_trace_is_short_and_has_no_float_noise(capsys, monkeypatch):
     assert len(out.splitlines()) < 120  # it was 222 lines, with 10 heads of 6 rows each
     table = out.split("s-ops at each token")[1].split("layer 0 head 0")[0]
     assert "e-0" not in out and "none" not in table and "0.857 " in table  # 6/7 as 0.857, noise as 0
-    assert "more_frequent.bos_share " in table  # a label whole, not wrapped
+    assert "more_frequent (BOS share) " in table  # a label whole, not wrapped
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)

@@ -70,8 +70,8 @@ def test_an_nary_sequence_maps_inner_tuples_show_as_their_items(capsys, tmp_path
 
     (tmp_path / "nary.rasp").write_text(NARY)
     model = rc.compile(rc.load_program(tmp_path / "nary.rasp"), disabled=rc.OPTIMIZATIONS)
-    packs = [label for label in model.meta["residual"] if label.startswith("sequencemap:")]
-    assert packs == [f"sequencemap:({i},{t})" for i in range(3) for t in "ab"]
+    packs = [label for label in model.meta["residual"] if label.startswith("sequence_map(indices, tokens):")]
+    assert packs == [f"sequence_map(indices, tokens):({i},{t})" for i in range(3) for t in "ab"]
     rc.save(model, tmp_path / "nary.npz")
     assert compile_cmd.main([str(tmp_path / "nary.rasp"), "--no-opt", "all"]) == 0
     assert "(0, a), (0, b), (1, a)" in capsys.readouterr().out

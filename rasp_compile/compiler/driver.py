@@ -19,6 +19,8 @@ name always runs.
     MODEL_PASSES           Model -> Model, in order; then the arrays are cast to the dtype
     every_input            a numerical answer check_precision could not prove, run on every
                            input of a program that has few (every_input.py), or refused
+    describe_model         meta.heads and meta.sops (head_meta.py); then readable_labels
+                           names derived features after what they hold (naming.py)
     validate               the model is checked like any file read from disk
 """
 
@@ -41,6 +43,7 @@ from .layout import Layout, lay_out
 from .lowering.lower import program_to_graph
 from .lowering.rewrites import AggregateSite, LoweringOptions, MapSite, Rewrite, SequenceMapSite, TermSite, ViewSite
 from .lowering.rewrites import WidthSite
+from .naming import readable_labels
 from .ops import Graph
 from .passes import compose_views, fold_embeddings, fold_linear, gated_maps, position_selects
 from .passes import affine_means, binary_products, position_widths, split_keys
@@ -185,6 +188,7 @@ def compile_program(
             margins = _answer_on_every_input(model, program, graph, unproven, margins, enabled, dtype)
         model.meta.update(describe_model(graph, blocks, conflicts_possible(program, value_sets)))  # meta.heads and meta.sops (docs/inspect.md)
         model.meta["margins"] = margins  # every read-out's proven error bound and tolerance (docs/format.md)
+        model.meta.update(readable_labels(model.meta, program))  # derived features named after what they hold
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
     validate(model)
     return model

@@ -35,6 +35,7 @@ heads of layer i, in assemble's order).
 from __future__ import annotations
 
 from .. import ir
+from .naming import expression_text
 from .ops import Attend, Graph, HeadKind
 from .variables import CONSTANT
 from .schedule import Block
@@ -132,11 +133,8 @@ def _reads(op: Attend, side: str) -> list[str]:
 
 
 def _name(node: ir.Node) -> str:
-    """A node as the program names it: its label, else its kind and place."""
-    if node.label:
-        return node.label
-    kind = KIND_NAMES.get(type(node)) or type(node).__name__.lower()
-    return f"<{kind} at {node.loc.line}:{node.loc.col}>" if node.loc else f"<{kind}>"
+    """A node as the program names it: its label, else as it is written (naming.expression_text)."""
+    return expression_text(node)
 
 
 def _predicate(select: ir.Select) -> str:

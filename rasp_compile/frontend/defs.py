@@ -45,7 +45,9 @@ def expand(call: syntax_tree.Call, scope: Scope, lowering: Lowering):
         value = _argument(call, arg, index, scope, lowering)
         local.names[param.name] = Binding(value, param.loc)
     for stmt in d.body:
-        lowering.bind(stmt.name, lowering.expr(stmt.value, local), stmt.loc, local)
+        value = lowering.expr(stmt.value, local)
+        lowering.bind(stmt.name, value, stmt.loc, local)
+        lowering.name_local(value, f"{d.name}.{stmt.name}")
     return lowering.expr(d.result, local)
 
 

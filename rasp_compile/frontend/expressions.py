@@ -34,6 +34,8 @@ class ExpressionLowering:
         self.bound_later = {s.name: s.loc for s in module.statements if isinstance(s, syntax_tree.Assign)}
         self.expansions = 0
         self.constants: dict[ir.SOp, ir.Value] = {}  # constant s-op -> its scalar (nodes hash by identity)
+        self.def_locals: set = set()  # the nodes labelled by a def's local name (name_local)
+        self.local_labels: set[str] = set()  # the labels name_local gave out
 
     def expr(self, e: syntax_tree.Node, scope: Scope) -> Value:
         """Lower an expression to an s-op, a selector or a constant."""
@@ -92,9 +94,23 @@ class ExpressionLowering:
             raise RaspNameError(f"'{name}' is already bound (line {scope.names[name].loc.line})", loc)
         if scope is self.globals and name in self.defs:
             raise RaspNameError(f"'{name}' is already a function (line {self.defs[name].loc.line})", loc)
-        if scope is self.globals and isinstance(value, (ir.SOp, ir.Selector)) and value.label is None:
-            value.label = name
+        if scope is self.globals and isinstance(value, (ir.SOp, ir.Selector)) and (
+                value.label is None or value in self.def_locals):
+            value.label = name  # a top-level name wins over a def's local one
+            self.def_locals.discard(value)
         scope.names[name] = Binding(value, loc)
+
+    def name_local(self, value: Value, name: str) -> None:
+        """Label a def's local s-op or selector `def.local` when nothing named it (the first call's
+        `f.x`, the next `f.x_2`, ...), so residual labels and head names keep the def's names."""
+        if not isinstance(value, (ir.SOp, ir.Selector)) or value.label is not None:
+            return
+        label, k = name, 2
+        while label in self.local_labels:
+            label, k = f"{name}_{k}", k + 1
+        self.local_labels.add(label)
+        value.label = label
+        self.def_locals.add(value)
 
     def as_sop(self, value: Value, loc: Loc, encoding: str = ir.CATEGORICAL) -> Value:
         if not isinstance(value, SCALAR):

@@ -74,6 +74,9 @@ class Lowering(Protocol):
     def bind(self, name: str, value: Value | None, loc: Loc, scope: Scope) -> None:
         """Bind `name` in `scope`; a located RaspNameError if it cannot be bound there."""
 
+    def name_local(self, value: Value, name: str) -> None:
+        """Label a def's local s-op or selector `def.local` when nothing named it yet."""
+
     def as_sop(self, value: Value, loc: Loc, encoding: str = ir.CATEGORICAL) -> Value:
         """A scalar as the constant s-op holding it at every position; anything else as it is."""
 

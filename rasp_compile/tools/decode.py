@@ -1,8 +1,8 @@
 """Reading the residual stream back as s-op values, from a model's meta.
 
 `residual_variables(meta, d_model)` groups the residual dimensions by the variable they belong to:
-`label:value` dimensions form a categorical variable, a bare `label` a numerical one, `bos` is
-left out. With `meta.sops` (written by the compiler: docs/inspect.md) each variable also knows
+`label:value` dimensions form a categorical variable (as do the dimensions meta.sops lists
+under one variable's `labels`), a bare `label` a numerical one, `bos` is left out. With `meta.sops` (written by the compiler: docs/inspect.md) each variable also knows
 its values, those whose dimension was pruned (no weight read it), whether it may be none, and a
 numerical variable the numbers it can hold; a file without it (or with a malformed entry) is
 read from the labels alone, values as text.
@@ -66,17 +66,29 @@ def residual_variables(meta: dict, d_model: int) -> dict[str, Variable]:
     """Every variable with at least one residual dimension, in the order of their first dimension."""
     labels = residual_labels(meta, d_model)
     index = {label: i for i, label in enumerate(labels)}
+    recorded = meta.get("sops") if isinstance(meta.get("sops"), dict) else {}
+    owner = _recorded_owners(recorded, index)
     groups: dict[str, list[tuple[int, str | None]]] = {}
     for dim, label in enumerate(labels):
         if label != BOS_LABEL:
-            name, colon, value = label.partition(":")
+            name, colon, value = (owner[label], "", "") if label in owner else label.partition(":")
             groups.setdefault(name, []).append((dim, value if colon else None))
-    recorded = meta.get("sops") if isinstance(meta.get("sops"), dict) else {}
     variables = {}
     for name, dims in groups.items():
         described = _recorded(recorded.get(name), name, index)
         variables[name] = described or _from_labels(name, dims)
     return variables
+
+
+def _recorded_owners(recorded: dict, index: dict) -> dict[str, str]:
+    """Each dimension label meta.sops gives a categorical variable (a one-hot of a number is
+    named `X == v`, with no `NAME:` before the value) -> that variable's name."""
+    owner: dict[str, str] = {}
+    for name, entry in recorded.items():
+        labels = entry.get("labels") if isinstance(entry, dict) and entry.get("encoding") == "categorical" else None
+        if isinstance(labels, list) and all(isinstance(label, str) and label in index for label in labels):
+            owner.update((label, name) for label in labels if label not in owner)
+    return owner
 
 
 def _from_labels(name: str, dims: list[tuple[int, str | None]]) -> Variable:

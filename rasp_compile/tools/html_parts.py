@@ -18,7 +18,8 @@ table.rc { border-collapse: collapse; font-family: monospace; font-size: 12px; m
 table.rc td, table.rc th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; white-space: nowrap; }
 table.wrap td { white-space: normal; max-width: 45em; } table.rc th { background: #f0f0f0; }
 tr.written td { font-weight: bold; background: #eef5ff; }
-figure { margin: 0.5em 1.5em 1.2em 0; } figcaption { font-size: 12px; color: #555; max-width: 40em; }
+figure { margin: 0.5em 1.5em 1.2em 0; max-width: 100%; overflow-x: auto; }
+.scroll { max-width: 100%; overflow-x: auto; } p.input, h1 { overflow-wrap: anywhere; } figcaption { font-size: 12px; color: #555; max-width: 40em; }
 figure .title { font-family: monospace; font-size: 12px; font-weight: bold; max-width: 40em; margin-bottom: 4px; }
 .figures { display: flex; flex-wrap: wrap; align-items: flex-start; }
 .note { color: #555; font-size: 0.9em; }
@@ -38,11 +39,12 @@ def page(title: str, body: str) -> str:
 
 
 def table(header: list, rows: list[list], written: list[bool] | None = None, wrap: bool = False) -> str:
-    """An HTML table; rows marked in `written` are highlighted; with `wrap`, long cells wrap."""
+    """An HTML table; rows marked in `written` are highlighted; with `wrap`, long cells wrap; a
+    table wider than the page scrolls within its own box."""
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
     body = "".join(f'<tr{" class=written" if written and written[i] else ""}>'
                    + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for i, row in enumerate(rows))
-    return f'<table class="rc{" wrap" if wrap else ""}"><tr>{head}</tr>{body}</table>'
+    return f'<div class="scroll"><table class="rc{" wrap" if wrap else ""}"><tr>{head}</tr>{body}</table></div>'
 
 
 def value_text(value) -> str:

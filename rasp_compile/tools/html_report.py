@@ -18,7 +18,8 @@ from .heads import head_descriptions, head_weights
 from .html_parts import esc, page, source_html, table, value_text
 from .inspect_weights import labelled_blocks
 from .model_view import model_html
-from .svg import heatmap, nonzero_heatmap
+from .graph_view import graph_svg
+from .svg import heatmap, nonzero_heatmap, scale_of
 
 MAX_SHOWN_SOPS = 40  # rows of the decoded table in a notebook view (the page shows them all)
 
@@ -35,15 +36,34 @@ def stage_table(t, stage_index: int) -> str:
 
 
 def attention_figures(t) -> str:
-    """Every head's pattern, titled with what it computes, side by side."""
+    """Every head's pattern, titled with what it computes, side by side, each axis labelled with
+    the values its select compares (`1:a  count=2`); one scale (0 to 1) for the whole panel."""
     figures = []
     for layer, patterns in enumerate(t.patterns):
         for head in range(len(patterns)):
             pattern = t.attention(layer, head)
-            place = t.head_table[layer][head].place
-            figures.append(heatmap(pattern.array, pattern.rows, pattern.columns, pattern.title, pattern.scale,
+            description = t.head_table[layer][head]
+            rows = compared(t, pattern.rows, [s.queries for s in description.selects])
+            columns = compared(t, pattern.columns, [s.keys for s in description.selects])
+            place = description.place
+            figures.append(heatmap(pattern.array, rows, columns, pattern.title, pattern.scale,
                                    caption=f"rows: queries, columns: keys{'; ' + place if place else ''}"))
     return f'<div class="figures">{"".join(figures)}</div>' if figures else '<p class="note">no attention heads</p>'
+
+
+def compared(t, positions, names: list[str]) -> list[str]:
+    """Each position's label followed by the value at that token of each s-op in `names` (those
+    the trace can read; BOS as it is): `2:c count=2`."""
+    columns = []
+    for name in dict.fromkeys(names):
+        try:
+            columns.append((name, t.sop(name)))
+        except LookupError:
+            continue
+    labels = list(positions[:t.first])
+    for i, position in enumerate(positions[t.first:]):
+        labels.append(" ".join([position, *(f"{name}={value_text(values[i])}" for name, values in columns)]))
+    return labels
 
 
 def output_table(t) -> str:
@@ -63,11 +83,12 @@ def trace_html(t, max_sops: int | None = MAX_SHOWN_SOPS) -> str:
 def weights_section(model) -> str:
     """Each head's QK form, then every weight matrix (zero rows and columns left out)."""
     parts = []
-    for layer, heads in enumerate(head_descriptions(model.meta)):
-        for description in heads:
-            qk = head_weights(model, layer, description.head).QK
-            parts.append(nonzero_heatmap(qk.array, qk.rows, qk.columns, f"{description.title}: QK (rows: query, "
-                                         "columns: key; 1: the bias)", "every row and column shown"))
+    qks = [(d, head_weights(model, layer, d.head).QK)
+           for layer, heads in enumerate(head_descriptions(model.meta)) for d in heads]
+    largest = scale_of([qk.array for _, qk in qks])  # one scale for the panel of QK forms
+    for description, qk in qks:
+        parts.append(nonzero_heatmap(qk.array, qk.rows, qk.columns, f"{description.title}: QK (rows: query, "
+                                     "columns: key; 1: the bias)", "every row and column shown", largest))
     for block in labelled_blocks(model):
         if block.matrix.any():
             parts.append(nonzero_heatmap(block.matrix, block.row_labels, block.col_labels,
@@ -82,8 +103,12 @@ def report(t, title: str = "rasp-compile report") -> str:
     attention, weights."""
     stages = "".join(f"<h3>{esc(stage.name)}</h3>{stage_table(t, i)}" for i, stage in enumerate(t.stages))
     body = (f"<h1>{esc(title)}</h1>"
-            f'<p>Input: {esc(" ".join(t.positions[t.first:]))}</p>{output_table(t)}'
+            f'<p class="input">Input: {esc(" ".join(t.positions[t.first:]))}</p>{output_table(t)}'
             f"<h2>Program</h2>{source_html(t.model.meta.get('source') or '')}"
+            f"<h2>Program graph</h2>"
+            f'<p class="note">Each s-op in the column of the stage that writes it, an arrow from each s-op to '
+            f"those computed from it; dashed: not in the residual stream (folded into what reads it).</p>"
+            f"{graph_svg(t)}"
             f"<h2>Model</h2>{model_html(t.model)}"
             f"<h2>Residual stream, decoded into s-ops</h2>"
             f'<p class="note">After the embedding and each sub-layer: each s-op\'s value at every token; '

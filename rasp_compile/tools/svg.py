@@ -3,11 +3,13 @@ self-contained file that any browser (or a notebook) draws.
 
 `heatmap(matrix, rows, columns, title)` draws one labelled matrix in a `<figure>`: the title on
 top (HTML text, so it wraps and reads as text), then the SVG: a cell per entry, row labels on the
-left, column labels slanted above, each nonzero cell's value in its tooltip (zero cells are the
-white background, so a sparse matrix costs little).
+left, column labels slanted above, each nonzero cell's value in its tooltip and, where the text
+fits the cell, written in it (zero cells are the white background, so a sparse matrix costs
+little); below the cells, a legend of the colour scale.
 Colours: a pattern (`scale="unit"`, values in 0..1) from white to blue; weights and residuals
 (`scale="signed"`) from red (negative) through white (0) to blue (positive), scaled to the
-largest magnitude. Every string is HTML-escaped here: labels and titles come from programs and
+largest magnitude, the matrix's own or a whole panel's (`largest`, `scale_of`), so the heatmaps
+of one panel share one scale. Every string is HTML-escaped here: labels and titles come from programs and
 files.
 """
 
@@ -25,6 +27,10 @@ MAX_LABEL = 28  # characters of a label shown; longer ones end in "…" (the too
 SLANT = 0.71  # sin(45°): column labels run up at 45°, taking this share of their length in height
 BLUE, RED = (33, 102, 172), (178, 24, 43)
 ZERO = 1e-5  # a value below this is drawn and shown as 0 (float32 noise), its cell left white
+VALUE_FONT = 8  # px: the values written inside cells
+VALUE_CHAR = 0.62 * VALUE_FONT
+LEGEND_STEPS, LEGEND_SWATCH = 11, 14  # the colour legend: swatches from the scale's low end to its top, px each
+LEGEND_WIDTH, LEGEND_HEIGHT = LEGEND_STEPS * LEGEND_SWATCH + 20, 30  # px the legend takes below the cells
 MAX_CELLS = 20_000
 """Cells one heatmap covers at most (a nonzero one takes about 150 bytes of page): a larger matrix
 (a wide c_attn at a long max_len) gets a note instead, so a page stays a few MB and opens quickly."""
@@ -46,14 +52,16 @@ def _number(value: float) -> str:
     return "0" if abs(value) < ZERO else f"{value:.4g}"
 
 
-def heatmap(matrix, rows, columns, title: str, scale: str = "signed", caption: str = "") -> str:
-    """One `<figure>` drawing `matrix` [len(rows), len(columns)] with its labels and its title above."""
+def heatmap(matrix, rows, columns, title: str, scale: str = "signed", caption: str = "",
+            largest: float | None = None) -> str:
+    """One `<figure>` drawing `matrix` [len(rows), len(columns)] with its labels and its title
+    above; `largest`: the magnitude drawn at full colour (a panel's one scale; else the matrix's own)."""
     note = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.size > MAX_CELLS:
         too_large = f"{matrix.shape[0]} x {matrix.shape[1]}: too large to draw here (format_model prints it)"
         return f'<figure><div class="title">{html.escape(title)}</div><p class="note">{too_large}</p>{note}</figure>'
-    svg = _svg(matrix, rows, columns, title, scale, 0)
+    svg = _svg(matrix, rows, columns, title, scale, 0, largest)
     return f'<figure><div class="title">{html.escape(title)}</div>{svg}{note}</figure>'
 
 
@@ -62,15 +70,23 @@ def standalone_svg(matrix, rows, columns, title: str, scale: str = "signed") -> 
     return _svg(np.asarray(matrix, dtype=np.float64), rows, columns, title, scale, 2 * FONT)
 
 
-def _svg(matrix: np.ndarray, rows, columns, title: str, scale: str, title_height: int) -> str:
+def scale_of(matrices, scale: str = "signed") -> float:
+    """The one scale of a panel of heatmaps: 1 for patterns, else the largest magnitude in any."""
+    return 1.0 if scale == "unit" else max((float(np.max(np.abs(m), initial=0.0)) for m in matrices), default=0.0)
+
+
+def _svg(matrix: np.ndarray, rows, columns, title: str, scale: str, title_height: int,
+         largest: float | None = None) -> str:
     n_rows, n_cols = matrix.shape
     cell = max(MIN_CELL, min(MAX_CELL, MAX_WIDTH // max(n_cols, 1)))
     left = CHAR * max((len(_short(r)) for r in rows), default=1) + 8
     top_labels = SLANT * CHAR * max((len(_short(c)) for c in columns), default=1) + 8
     top = title_height + top_labels
-    width = max(left + cell * n_cols + top_labels + 10, CHAR * len(title) + 14 if title_height else 0)
-    height = top + cell * n_rows + 10
-    largest = 1.0 if scale == "unit" else float(np.max(np.abs(matrix), initial=0.0))
+    width = max(left + cell * n_cols + top_labels + 10, CHAR * len(title) + 14 if title_height else 0,
+                left + LEGEND_WIDTH)
+    height = top + cell * n_rows + 10 + LEGEND_HEIGHT
+    if largest is None:
+        largest = scale_of([matrix], scale)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="{width:.0f}" height="{height:.0f}" '
         f'font-family="monospace" font-size="{FONT}" role="img" aria-label="{html.escape(title)}">',
@@ -93,8 +109,45 @@ def _svg(matrix: np.ndarray, rows, columns, title: str, scale: str, title_height
         tip = html.escape(f"{rows[i]} × {columns[j]}: {_number(matrix[i, j])}")
         parts.append(f'<rect x="{x0 + cell * j}" y="{y0 + cell * i}" width="{cell}" height="{cell}" '
                      f'fill="{_colour(matrix[i, j], scale, largest)}"><title>{tip}</title></rect>')
-    parts.append(f'<path d="{grid}" stroke="#ddd" stroke-width="0.5" fill="none"/></g></svg>')
-    return "".join(parts)
+    parts.append(f'<path d="{grid}" stroke="#ddd" stroke-width="0.5" fill="none"/></g>')
+    parts.append(_cell_values(matrix, x0, y0, cell, scale, largest))
+    parts.append(_legend(x0, y1 + 8, scale, largest))
+    return "".join(parts) + "</svg>"
+
+
+def _cell_values(matrix: np.ndarray, x0: int, y0: int, cell: int, scale: str, largest: float) -> str:
+    """Each nonzero cell's value written in it, where the text fits the cell (dark cells in white)."""
+    if cell * 1.0 < VALUE_FONT + 4:
+        return ""
+    texts = []
+    for i, j in zip(*np.nonzero(np.abs(matrix) >= ZERO)):
+        text = _cell_text(matrix[i, j])
+        if len(text) * VALUE_CHAR > cell - 2:
+            continue
+        share = abs(matrix[i, j]) / largest if largest else 0.0
+        x, y = x0 + cell * j + cell / 2, y0 + cell * i + cell / 2 + VALUE_FONT / 3
+        texts.append(f'<text x="{x:.1f}" y="{y:.1f}" fill="{"white" if share > 0.55 else "#222"}">{text}</text>')
+    return (f'<g class="values" font-size="{VALUE_FONT}" text-anchor="middle" pointer-events="none">'
+            f'{"".join(texts)}</g>') if texts else ""
+
+
+def _cell_text(value: float) -> str:
+    """A value as short as a cell holds it: `.86`, `-1.5`, `12`."""
+    text = f"{value:.2g}" if abs(value) < 100 else f"{value:.0f}"
+    return text.replace("0.", ".", 1) if text.startswith(("0.", "-0.")) else text
+
+
+def _legend(x: float, y: float, scale: str, largest: float) -> str:
+    """The colour scale: LEGEND_STEPS swatches from -largest (0 for a pattern) to +largest, labelled."""
+    low = 0.0 if scale == "unit" else -largest
+    steps = np.linspace(low, largest, LEGEND_STEPS)
+    swatch = LEGEND_SWATCH
+    rects = "".join(f'<rect x="{x + swatch * k:.0f}" y="{y:.0f}" width="{swatch}" height="10" '
+                    f'fill="{_colour(v, scale, largest)}" stroke="#ccc" stroke-width="0.3"/>' for k, v in enumerate(steps))
+    end = x + swatch * LEGEND_STEPS
+    labels = (f'<text x="{x:.0f}" y="{y + 21:.0f}">{_number(low)}</text>'
+              f'<text x="{end:.0f}" y="{y + 21:.0f}" text-anchor="end">{_number(largest)}</text>')
+    return f'<g class="legend" font-size="{VALUE_FONT}">{rects}{labels}</g>'
 
 
 def nonzero_part(matrix, rows, columns) -> tuple[np.ndarray, list[str], list[str], str]:
@@ -110,7 +163,7 @@ def nonzero_part(matrix, rows, columns) -> tuple[np.ndarray, list[str], list[str
             [columns[j] for j in keep_cols], note)
 
 
-def nonzero_heatmap(matrix, rows, columns, title: str, empty_note: str = "") -> str:
+def nonzero_heatmap(matrix, rows, columns, title: str, empty_note: str = "", largest: float | None = None) -> str:
     """`heatmap` of the rows and columns holding a nonzero entry, captioned with what was left out."""
     part, kept_rows, kept_columns, note = nonzero_part(matrix, rows, columns)
-    return heatmap(part, kept_rows, kept_columns, title, caption=note or empty_note)
+    return heatmap(part, kept_rows, kept_columns, title, caption=note or empty_note, largest=largest)

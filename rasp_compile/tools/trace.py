@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from .. import ir
-from ..errors import InputError, NotInModel, NotInResidual, RaspError
-from ..frontend.lower import check_module
-from ..frontend.parse import parse
+from ..errors import InputError, NotInModel, NotInResidual
 from ..runtime import forward
 from ..runtime.model import Model
 from ..safe_text import counted
+from .folded import folded_message, folded_values, named_node, recorded_program
 from .decode import Variable, decode, meaning, output_numbers, residual_labels, residual_variables
 from .heads import HeadDescription, head_descriptions
 from .html_report import trace_html
@@ -86,6 +86,11 @@ class Trace:
         numbers = output_numbers(self.variables)
         return [meaning(v, numbers) for v in predicted]
 
+    @cached_property
+    def program(self) -> ir.Program | None:
+        """The program the model's meta records (its source, checked), or None when it has none."""
+        return recorded_program(self.model.meta.get("source"))
+
     @property
     def heads(self) -> list[HeadDescription]:
         """Every head, layer by layer, with the select it computes."""
@@ -119,8 +124,25 @@ class Trace:
         if variable is None or not variable.readable:
             if name == self.output_name:
                 return list(self.output)
-            raise NotInResidual(self._missing(name, variable))
+            folded = self._folded(name) if variable is None else None
+            if folded is None:
+                raise NotInResidual(self._missing(name, variable))
+            return folded
         return decode(variable, self.stages[-1].x[self.first:])
+
+    def _folded(self, name: str) -> list | None:
+        """A map or sequence_map folded into its readers' weights, from the values the residual
+        holds of what it reads (folded.py); None for anything else."""
+        program = self.program
+        node = named_node(program, name) if program is not None else None
+        if node is None:
+            return None
+
+        def read(label: str) -> list | None:
+            variable = self.variables.get(label)
+            return decode(variable, self.stages[-1].x[self.first:]) if variable and variable.readable else None
+
+        return folded_values(node, read, self.tokens, bool(self.model.meta.get("causal")))
 
     def sops(self) -> dict[str, list]:
         """Every variable the residual holds readably, decoded at the last stage."""
@@ -149,12 +171,10 @@ class Trace:
             lost = ", ".join("none" if v is None else str(v) for v in variable.unseen)
             return (f"'{name}' is only partly in the residual stream: the compiler pruned the dimensions of "
                     f"{lost} (no weight reads them), so its value cannot be read back there")
-        names = program_names(self.model.meta.get("source"))
+        names = program_names(self.program)
         if names is not None and name not in names:
             return f"the program has no s-op named '{name}' (its names: {', '.join(sorted(names))})"
-        return (f"'{name}' is not in the residual stream: the compiler folded it away (into an embedding, the "
-                "weights of what reads it, or the read-out) or pruned it; rc.evaluate_all(program, tokens) "
-                "gives its values")
+        return folded_message(name)
 
     def __repr__(self) -> str:
         return (f"<Trace of {counted(len(self.tokens), 'token')} through {counted(len(self.after_layer), 'layer')}, "
@@ -164,13 +184,9 @@ class Trace:
         return trace_html(self)
 
 
-def program_names(source) -> set[str] | None:
-    """The names a model's recorded source binds to s-ops, or None when it has none that parses."""
-    if not isinstance(source, str) or not source:
-        return None
-    try:
-        program = check_module(parse(source), source, "<source>")
-    except (RaspError, RecursionError):
+def program_names(program: ir.Program | None) -> set[str] | None:
+    """The names a model's recorded program (folded.recorded_program) binds to s-ops, or None."""
+    if program is None:
         return None
     return {node.label for node in program.nodes() if isinstance(node, ir.SOp) and node.label} | {program.output_name}
 

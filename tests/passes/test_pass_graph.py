@@ -42,7 +42,7 @@ def test_linear_readout_leaves_a_table_no_line_separates():
 def test_number_readout_writes_a_numeric_answer_as_one_number():
     graph = plain_graph("vocab {a, b}\nmax_len 4\noutput map(lambda t: 1 if t == \"a\" else 5, tokens)\n")
     read = choose_number_readout(graph)
-    writer = by_label(read)["map"]
+    writer = by_label(read)["output"]  # the unnamed answer carries the output's name
     assert isinstance(writer, TableMLP) and writer.out.encoding == ir.NUMERICAL and writer.out.values == (1, 5)
     assert read.readout.inputs == (writer.out,) and read.readout.weights.shape == (1, 2)
     assert read.output is graph.output  # the answer keeps its categorical meaning
@@ -57,7 +57,7 @@ def test_number_readout_reads_a_number_too_large_for_float32_from_a_centred_copy
     graph = plain_graph(text)
     read = choose_number_readout(graph)
     (number,) = read.readout.inputs
-    assert number.label == "map.centred" and number.values[0] == -299.5 and isinstance(by_label(read)["map.centred"], Linear)
+    assert number.label == "output.centred" and number.values[0] == -299.5 and isinstance(by_label(read)["output.centred"], Linear)
     program = parse_program(text)
     model = compile_program(program)
     assert model.meta["layers"] == [] or all(layer["d_mlp"] == 0 for layer in model.meta["layers"])

@@ -41,7 +41,7 @@ from .text import graph_lines
 BUILT_BY = "lower"
 GRAPH_READERS = ("lay_out", "whole_answer", "check_budget", "check_precision", "schedule", "assemble")
 """The driver's steps between the graph passes and the model passes, which read the graph."""
-LAST = ("every_input", "validate")
+LAST = ("every_input", "describe_model", "validate")
 """The driver's steps after the model passes (they measure and check, they change no weight)."""
 BEFORE_GRAPH = ("infer_value_sets",)
 """The driver's step before the graph exists."""

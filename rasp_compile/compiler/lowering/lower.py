@@ -28,6 +28,7 @@ from typing import Callable
 from ... import ir
 from ...frontend.cooccurrence import meeting_only
 from ...frontend.infer import ValueSets, nullable_sops
+from ..naming import sop_label
 from ..ops import Attend, Embed, EmbedSource, Graph, HeadKind, NumericMLP, Op, TableMLP, plain_readout
 from ..primitives.selector_width import bos_shares, bos_weight, width_from_share
 from ..variables import Var
@@ -58,8 +59,7 @@ def new_state(program: ir.Program, value_sets: ValueSets, options: LoweringOptio
 def _lowered(state: LoweringState, node: ir.SOp) -> Var:
     """The variable of `node`, newly lowered (with every s-op it reads)."""
     values = state.program.vocab if isinstance(node, ir.Tokens) else state.value_sets[node]
-    label = node.label or f"{type(node).__name__.lower()}"
-    out = state.new_var(label, node.encoding, values, node in state.nullable, node.loc)
+    out = state.new_var(sop_label(node, state.program), node.encoding, values, node in state.nullable, node.loc)
     state.vars[node] = state.emit(_op_for(state, node, out))
     return out
 

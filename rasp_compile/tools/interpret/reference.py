@@ -114,6 +114,12 @@ def _run(program, nodes, vocab, memo, tokens, counter) -> list:
     return env[program.output]
 
 
+def node_values(node: ir.Node, env: dict, xs: list, causal: bool):
+    """The value of one node on input `xs` from its children's values in `env` (node -> values),
+    as `evaluate` computes it (tools/folded.py gives it values read from a model's residual)."""
+    return _step(node, env, xs, causal, {}, None)
+
+
 def _step(node: ir.Node, env: dict, xs: list, causal: bool, memo: Memo, counter: OpCounter | None):
     """The value of one node (a list per position, or selector rows) from its children's."""
     n = len(xs)
