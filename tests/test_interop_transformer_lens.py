@@ -5,7 +5,9 @@ max(1, |logit|), float32), its predictions equal the interpreter's on every inpu
 them (all inputs when there are at most 2,000, else 2,000 seeded random ones), and the residual
 stream run_with_cache records after each block (blocks.{i}.hook_resid_post) equals our trace's.
 Random float64 models with mixed layers (BOS or not, causal or not, relu or gelu, numerical)
-agree to 1e-9. Also: labels, hooks, tl_tokens' refusals, and the one-line missing-extra error.
+agree to 1e-9. Under TransformerLens 2.x and 3.x the model is a HookedTransformer, under 4.x a
+TransformerBridge (.ci/run tests both). Also: the per-head weight views, labels, hooks, tl_tokens'
+refusals, and the one-line missing-extra and too-old-version errors.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from rasp_compile.errors import InputError, RaspRuntimeError
 from rasp_compile.frontend import load_program
 from rasp_compile.compiler import compile_program
 from rasp_compile.interop import MissingExtraError, tl_tokens, to_transformer_lens
+from rasp_compile.interop.tl_weights import hooked_weights, padded_sizes
+from rasp_compile.interop.transformer_lens import installed_version, uses_bridge
 from rasp_compile.runtime.forward import logits, trace
 from rasp_compile.tools.interpret import evaluate
 
@@ -180,12 +184,40 @@ def test_without_the_extra_one_line_names_it(monkeypatch):
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
 
 
-def test_compatibility_mode_without_processing_keeps_the_logits():
-    """docs/interop.md: the legacy aliases are safe with no_processing=True (weight centring is not)."""
+def test_the_installed_version_picks_the_kind_of_model():
+    require("torch")
+    tl_model = to_transformer_lens(random_model(0))
+    major = int(installed_version().split(".")[0])
+    assert type(tl_model).__name__ == ("TransformerBridge" if major >= 4 else "HookedTransformer")
+
+
+def test_versions_choose_hooked_transformer_or_bridge():
+    assert not uses_bridge("2.18.0", False) and not uses_bridge("3.9.0", True)
+    assert uses_bridge("4.3.0", True) and uses_bridge("5.0.0rc1", True)
+    assert uses_bridge("0.0.0", True) and not uses_bridge("0.0.0", False)  # a source checkout
+    with pytest.raises(MissingExtraError) as raised:
+        uses_bridge("1.19.0", False)
+    assert str(raised.value) == ("TransformerLens 1.19.0 is installed; to_transformer_lens needs 2.x, 3.x or "
+                                 "4.x: pip install 'rasp-compile[interop]' (from a checkout: pip install -e "
+                                 "'.[interop]')")
+
+
+def test_per_head_weight_views_are_the_hooked_layout_and_keep_the_logits():
+    """HookedTransformer's W_Q, W_O, W_in, W_U... (2.x, 3.x) and a TransformerBridge's in
+    compatibility mode without processing (4.x; docs/interop.md: weight centring is not safe) are
+    the arrays hooked_weights lays out, and the logits stay ours."""
     torch = require("torch")
     model = random_model(5)
     tl_model = to_transformer_lens(model)
-    tl_model.enable_compatibility_mode(no_processing=True, disable_warnings=True)
+    if hasattr(tl_model, "enable_compatibility_mode"):
+        tl_model.enable_compatibility_mode(no_processing=True, disable_warnings=True)
+    weights = hooked_weights(model, padded_sizes(model))
+    for i in range(model.n_layers):
+        for name in ("attn.W_Q", "attn.b_Q", "attn.W_K", "attn.W_V", "attn.W_O", "mlp.W_in", "mlp.W_out"):
+            view = getattr(tl_model, name.split(".")[1])[i].detach().numpy()
+            assert np.array_equal(view, weights[f"blocks.{i}.{name}"]), (i, name)
+    for name in ("embed.W_E", "pos_embed.W_pos", "unembed.W_U", "unembed.b_U"):
+        assert np.array_equal(getattr(tl_model, name.split(".")[1]).detach().numpy(), weights[name]), name
     ids = random_token_ids(model, model.meta["max_len"], batch=4, seed=6)
     with torch.no_grad():
         assert close(tl_model(torch.from_numpy(ids)).numpy(), logits(model, ids), 1e-9)

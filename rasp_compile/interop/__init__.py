@@ -1,9 +1,10 @@
 """Compiled models in other tools (docs/interop.md).
 
 `to_transformer_lens(model)` and `tl_tokens(model, inputs)` need the optional extra
-(`pip install 'rasp-compile[interop]'`: TransformerLens and torch); without it they raise
-`MissingExtraError`, an ImportError whose one line names the extra. Importing this package needs
-nothing beyond the core. (`.safetensors` weights files need no extra: runtime/safetensors_file.)
+(`pip install 'rasp-compile[interop]'`: TransformerLens 2.x, 3.x or 4.x, and torch); without it
+they raise `MissingExtraError`, an ImportError whose one line names the extra. Importing this
+package needs nothing beyond the core. (`.safetensors` weights files need no extra:
+runtime/safetensors_file.)
 """
 
 from ..errors import MissingExtraError
