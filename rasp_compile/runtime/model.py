@@ -40,12 +40,16 @@ SHAPE_HINTS = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class Model:
     """A transformer in the docs/format.md format.
 
     meta:   the JSON header (format, vocab, bos_id, max_len, causal, activation, layers, output, ...)
     params: every array of the file except `meta`, by its flat key (`wte`, `blocks.0.attn.c_attn.w`, ...)
+
+    Frozen: the compiler's steps build a new model (`dataclasses.replace`) rather than change one.
+    Its arrays become read-only when the model first runs (runtime/forward_plan.py); a user who edits
+    weights to see what they do makes one writable again, and the forward pass notices.
     """
 
     meta: dict
