@@ -57,7 +57,8 @@ from rasp_compile import ir  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
 from rasp_compile.errors import RaspRuntimeError  # noqa: E402
 from rasp_compile.tools.flops import count_flops  # noqa: E402
-from rasp_compile.runtime.forward import encode, logits, predict  # noqa: E402
+from rasp_compile.runtime.execute import logits  # noqa: E402
+from rasp_compile.runtime.prediction import encode, predict
 from rasp_compile.frontend import load_program  # noqa: E402
 from rasp_compile.tools.interpret import evaluate_batch  # noqa: E402
 from rasp_compile.runtime.model import Model, n_nonzero, n_params  # noqa: E402

@@ -40,8 +40,9 @@ from . import ir
 from .compiler import OPTIMIZATIONS, compile_program
 from .errors import InputError, OutputError, RaspError, WeightsError, format_error
 from .frontend import check_max_len, load_checked, load_program, parse_checked, parse_program
-from .runtime.forward import complete as complete_tokens
-from .runtime.forward import logits, predict
+from .runtime.prediction import complete as complete_tokens
+from .runtime.execute import logits
+from .runtime.prediction import predict
 from .runtime.model import Model
 from .runtime.token_text import tokens_from
 from .tools.decode import output_numbers, residual_variables, snapped

@@ -18,7 +18,7 @@ import pytest
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.tools.direct_cost import direct_rule_cost
 from rasp_compile.tools.flops import count_flops
-from rasp_compile.runtime.forward import encode
+from rasp_compile.runtime.prediction import encode
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.model import Model, n_nonzero, n_params
 

@@ -24,7 +24,7 @@ from rasp_compile.cli import run_cmd
 from rasp_compile.cli.tokens import join_tokens
 from rasp_compile.errors import InputError, WeightsError
 from rasp_compile.interop.labels import labels_of
-from rasp_compile.runtime.forward import input_vocab
+from rasp_compile.runtime.prediction import input_vocab
 from rasp_compile.safe_text import shortened
 from rasp_compile.tools.inspect_weights import format_model
 

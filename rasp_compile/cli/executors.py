@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..errors import WeightsError
-from ..runtime.forward import input_vocab
+from ..runtime.prediction import input_vocab
 from ..runtime.model import Model
 from ..runtime.weights_file import load, save
 from ..safe_text import terminal_safe

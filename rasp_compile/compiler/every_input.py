@@ -17,7 +17,7 @@ import math
 
 from .. import ir
 from ..errors import RaspPrecisionError
-from ..runtime.forward import predict
+from ..runtime.prediction import predict
 from ..runtime.model import Model
 from ..tools.all_inputs import chunk_inputs, chunks, count_inputs
 from ..tools.interpret import evaluate_batch

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..runtime.forward import encode
+from ..runtime.prediction import encode
 from ..runtime.model import Model, validate
 from .labels import labels_of
 

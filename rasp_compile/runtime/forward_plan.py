@@ -241,7 +241,7 @@ def cached_plan(model: ModelLike) -> Plan:
     return _plans[key]
 
 
-def _identity(model: Model) -> tuple:
+def _identity(model: ModelLike) -> tuple:
     """What tells, without reading any weight, that the model may have changed: the meta fields
     the pass reads, and each array's object and whether it can be written."""
     meta = model.meta
@@ -256,7 +256,7 @@ def _unchanged(before: tuple, now: tuple) -> bool:
         for (key, array), (key_now, array_now) in zip(arrays_before, arrays_now))
 
 
-def content_key(model: Model) -> bytes:
+def content_key(model: ModelLike) -> bytes:
     """A hash of every array's bytes, type and shape and of the meta fields the pass reads."""
     hasher = hashlib.blake2b(digest_size=20)
     meta = model.meta

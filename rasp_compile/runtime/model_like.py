@@ -1,6 +1,6 @@
 """What the forward pass reads of a model, as a Protocol: `runtime/model.py`'s `Model` has it.
 
-The forward pass (forward.py, forward_plan.py) is typed against this, not against the `Model`
+The forward pass (forward.py, forward_plan.py, execute.py, prediction.py) is typed against this, not against the `Model`
 class, so the model's own tracr-style `apply` (tracr_apply.py), which runs the forward pass, can
 be a method of `Model` without an import circle.
 """

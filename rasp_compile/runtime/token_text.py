@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import InputError
 from ..element_fn import unpacked
 from ..safe_text import shortened, terminal_safe
-from .forward import input_vocab
+from .prediction import input_vocab
 from .model import Model
 from .token_keys import token_key
 

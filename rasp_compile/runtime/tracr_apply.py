@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from .forward import decode, encode_batch, logits, trace
+from .execute import logits, trace
+from .prediction import decode, encode_batch
 
 INSTEAD = {
     "attn_logits": "the attention patterns after softmax are `apply(...).attn_patterns` ([1, head, n + 1, n + 1] "

@@ -21,7 +21,7 @@ from rasp_compile.compiler.passes import affine_means, fold_embeddings
 from rasp_compile.compiler.precision import carried_magnitudes
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
-from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.prediction import predict
 from rasp_compile.tools.interpret.batched import evaluate_batch
 
 from tiny import by_label, plain_graph

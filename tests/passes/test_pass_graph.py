@@ -18,7 +18,7 @@ from rasp_compile.compiler.passes.prune import prune
 from rasp_compile.compiler.tolerances import STEP_WINDOW
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
-from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.prediction import predict
 
 from tiny import by_label, plain_graph
 
