@@ -11,7 +11,7 @@ A tracr expression (from `tracr.rasp.rasp`) is converted first (`from_tracr`); a
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

@@ -11,14 +11,14 @@ import math
 import numbers
 import operator
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from collections.abc import Callable
 
 import numpy as np
 
 from .errors import Loc
 from .safe_text import shortened
 
-Value = Union[str, int, float, bool]
+Value = str | int | float | bool
 VALUE_TYPES, VALUE_TEXT = (str, numbers.Real, tuple), "a str, number, bool or tuple"  # what a lambda may return
 
 

@@ -265,7 +265,7 @@ def test_overflow_is_a_weights_error_without_numpy_warnings(model):
     runs = {"logits": lambda: execute.logits(model, ids), "trace": lambda: execute.trace(model, ids),
             "predict": lambda: prediction.predict(model, [["t0", "t1", "t2"]]),
             "rasp-run --trace": lambda: trace_report.measure(model, ["t0", "t1", "t2"])}
-    for name, run in runs.items():
+    for run in runs.values():
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a NumPy RuntimeWarning fails the test
             with pytest.raises(WeightsError, match=r"overflow \(inf/NaN\)"):

@@ -16,9 +16,9 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime import execute, forward, forward_plan, prediction
 from rasp_compile.runtime.forward_plan import cached_plan, content_key, kept_dims, nonzero_span, plan
+from rasp_compile.runtime.model import Model
 
 real_key = content_key
-from rasp_compile.runtime.model import Model
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 WIDE_LAYERS = ((3, 4, 7), (2, 1, 0), (0, 0, 5), (4, 2, 3))  # (n_head, d_head, d_mlp) per block
@@ -35,7 +35,7 @@ def sparse_model(seed: int, **kwargs) -> Model:
     model = random_model(seed, layers=WIDE_LAYERS, d_model=9, **kwargs)
     rng = np.random.default_rng(seed)
     params = {key: array.copy() for key, array in model.params.items()}
-    for key, array in params.items():
+    for array in params.values():
         if array.ndim == 1:
             array[rng.random(array.shape) < 0.5] = 0
             continue

@@ -18,7 +18,7 @@ import signal
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..errors import WeightsError
 from ..runtime.prediction import input_vocab

@@ -10,7 +10,7 @@ lambda closes over the constant's value.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from . import ast, lambda_eval
 from .. import ir

@@ -89,7 +89,7 @@ def _check_ids(model: ModelLike, ids: np.ndarray) -> None:
         raise InputError(f"ids must be a [batch, n] integer array, got {ids.dtype} {list(ids.shape)}")
     if not 1 <= ids.shape[1] <= model.n_ctx:
         raise InputError(f"ids must hold 1 to {model.n_ctx} positions (the model's n_ctx), got {ids.shape[1]}")
-    if ids.size and not (0 <= ids.min() and ids.max() < len(model.meta["vocab"])):
+    if ids.size and not (ids.min() >= 0 and ids.max() < len(model.meta["vocab"])):
         raise InputError(f"ids must lie in 0..{len(model.meta['vocab']) - 1}")
     needed = _score_bytes(model, ids.shape[1])
     if needed > MAX_SCORE_BYTES:

@@ -13,7 +13,8 @@ Running a model is execute.py (`logits`: ids in, logits out, on the model's nonz
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import DTypeLike

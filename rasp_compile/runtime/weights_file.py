@@ -18,7 +18,7 @@ import warnings
 import zipfile
 import zlib
 from contextlib import contextmanager
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 

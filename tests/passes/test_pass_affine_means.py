@@ -27,7 +27,7 @@ from rasp_compile.tools.interpret.batched import evaluate_batch
 from tiny import by_label, plain_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
-from differential import assert_agree, disagreements, every_input, same_value  # noqa: E402
+from differential import assert_agree, every_input, same_value  # noqa: E402
 
 AFFINE = Rewrites(map=(affine_means.affine_mean,), sequence_map=(affine_means.affine_sequence_mean,))
 EMBEDDED_AFFINE = Rewrites(map=(fold_embeddings.map_of_embedding, affine_means.affine_mean))
