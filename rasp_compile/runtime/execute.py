@@ -45,7 +45,7 @@ twice as fast as one call on the whole batch (and 1.1 to 1.4 times as fast as ch
 
 # The same pass as forward.gpt on a model cut to its nonzero weights (forward_plan.py): what `logits` runs.
 
-def planned_linear(layer: Dense, x, tiled: Tiled):  # [rows, d_in] -> [rows, width of layer.writes]
+def planned_linear(layer: Dense, x: np.ndarray, tiled: Tiled) -> np.ndarray:  # [rows, d_in] -> [rows, width of layer.writes]
     if layer.picks is not None:  # each output one input times its weight
         out = np.take(x, layer.picks, axis=1)
         out *= tiled.rows(id(layer.w), layer.w[0], len(out))
@@ -54,7 +54,8 @@ def planned_linear(layer: Dense, x, tiled: Tiled):  # [rows, d_in] -> [rows, wid
     return tiled.bias(layer, out)
 
 
-def planned_mha(attn: AttentionPlan, x, batch, mask, tiled: Tiled):  # [batch·n, d_model] -> [batch·n, ..]
+def planned_mha(attn: AttentionPlan, x: np.ndarray, batch: int, mask: np.ndarray | None,
+                tiled: Tiled) -> np.ndarray:  # [batch·n, d_model] -> [batch·n, ..]
     qkv = planned_linear(attn.qkv, x, tiled).reshape(batch, -1, attn.qkv.w.shape[1])  # [batch, n, ..]
     widths = attn.n_head * np.array([attn.d_qk, attn.d_qk, attn.d_v])
     q, k, v = (split_heads(part, attn.n_head) for part in np.split(qkv, np.cumsum(widths)[:2], axis=-1))
@@ -62,13 +63,15 @@ def planned_mha(attn: AttentionPlan, x, batch, mask, tiled: Tiled):  # [batch·n
     return planned_linear(attn.proj, merge_heads(heads).reshape(len(x), -1), tiled)
 
 
-def planned_ffn(mlp: MlpPlan, x, activation, tiled: Tiled):  # [batch·n, d_model] -> [batch·n, ..]
+def planned_ffn(mlp: MlpPlan, x: np.ndarray, activation: str, tiled: Tiled) -> np.ndarray:
+    # [batch·n, d_model] -> [batch·n, ..]
     hidden = planned_linear(mlp.fc, x, tiled)
     hidden = np.maximum(hidden, tiled.zeros(hidden), out=hidden) if activation == "relu" else gelu(hidden)
     return planned_linear(mlp.proj, hidden, tiled)
 
 
-def planned_gpt(plan: Plan, ids):  # [batch, n] -> [batch, n, n_out], final residual [batch·n, d_model]
+def planned_gpt(plan: Plan, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # [batch, n] -> [batch, n, n_out], final residual [batch·n, d_model]
     batch, n = ids.shape
     x = np.take(plan.wte, ids, axis=0)  # [batch, n, d_model]
     if plan.wpe is not None:
@@ -104,7 +107,7 @@ def _score_bytes(model: ModelLike, n_ctx: int) -> int:
     return SCORE_COPIES * max(heads, 1) * n_ctx * n_ctx * model.dtype.itemsize
 
 
-def _check_finite(*arrays) -> None:
+def _check_finite(*arrays: np.ndarray) -> None:
     """`WeightsError` unless every array is finite. (`np.asarray`: an instrumented ndarray
     subclass, as tests/instrumented_forward.py uses, does not count the check as model FLOPs.)"""
     if not all(np.isfinite(np.max(array, initial=0)) and np.isfinite(np.min(array, initial=0))
@@ -137,7 +140,7 @@ def logits(model: ModelLike, ids: np.ndarray) -> np.ndarray:  # [batch, n] -> [b
     return out
 
 
-def trace(model: ModelLike, ids: np.ndarray) -> list[dict]:
+def trace(model: ModelLike, ids: np.ndarray) -> list[dict[str, np.ndarray]]:
     """Per block: "after_attn" and "after_mlp" [batch, n, d_model] (the residual stream after each
     sub-layer; equal when the sub-layer is absent) and "attn_patterns" [batch, head, n, n] (empty
     along `head` when the block has no attention). `WeightsError` when the embedding or any of

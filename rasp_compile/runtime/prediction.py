@@ -31,7 +31,7 @@ def encode_batch(model: ModelLike, inputs: list[list[Value]]) -> np.ndarray:  # 
     is matched to the vocab once, not once per position (a large --accuracy encodes millions)."""
     id_of = {token_key(token): i for i, token in enumerate(model.meta["vocab"])
              if i != model.meta["bos_id"]}
-    matched: dict[tuple, int] = {}  # (type, token) -> id, for the tokens met so far
+    matched: dict[tuple[type, Value], int] = {}  # (type, token) -> id, for the tokens met so far
 
     def id_for(token: Value) -> int:
         try:
