@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..runtime.model import FORMAT, Model
 from .layout import BOS, Layout
-from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Readout, TableMLP
+from .ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, Readout, TableMLP
 from .primitives.categorical_attn import categorical_head
 from .primitives.embed import embeddings
 from .primitives.gated_map import gated_map_mlp
@@ -40,7 +42,7 @@ def build_head(op: Attend, layout: Layout, max_len: int) -> Head:
     return builders[op.kind](op, layout, max_len)
 
 
-def build_mlp(op, layout: Layout) -> MLP:
+def build_mlp(op: Op, layout: Layout) -> MLP:
     if isinstance(op, TableMLP):
         return table_mlp(op, layout)
     if isinstance(op, NumericMLP):
@@ -82,7 +84,7 @@ def _compensate(w: np.ndarray, b: np.ndarray, x_bos: np.ndarray, wanted: np.ndar
     w[bos_row] += wanted - (x_bos @ w + b)
 
 
-def _attention_arrays(heads: list[Head], layout: Layout, x_bos: np.ndarray) -> tuple[dict, np.ndarray]:
+def _attention_arrays(heads: list[Head], layout: Layout, x_bos: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
     """c_attn / c_proj arrays for the heads, and what the block's attention adds at BOS."""
     d_head = max(max(h.d_qk, h.d_v) for h in heads)
     scale = np.sqrt(d_head)
@@ -173,7 +175,7 @@ def _meta(graph: Graph, layers: list[dict[str, int]], output_values: list[object
     }
 
 
-def cast_to(model: Model, dtype) -> Model:
+def cast_to(model: Model, dtype: DTypeLike) -> Model:
     """`model` with every array in `dtype`, contiguous."""
     return Model(model.meta, {k: np.ascontiguousarray(v, dtype=dtype) for k, v in model.params.items()})
 
@@ -187,7 +189,7 @@ def _at_least_one_unit(mlp: MLP) -> MLP:
     return MLP(w_in=np.zeros((d_model, 1)), b_in=np.zeros(1), w_out=np.zeros((1, d_model)), b_out=mlp.b_out)
 
 
-def _readout(readout: Readout, layout: Layout):
+def _readout(readout: Readout, layout: Layout) -> tuple[np.ndarray, np.ndarray | None, list[object] | None]:
     """unembed [d_model, n_out], unembed_b or None, and what each column means."""
     rows = [dim for var in readout.inputs for dim in layout.dims(var)]
     unembed = np.zeros((layout.d_model, readout.weights.shape[1]))
@@ -197,12 +199,12 @@ def _readout(readout: Readout, layout: Layout):
     return unembed, unembed_b, values
 
 
-def _json_value(value):
+def _json_value(value: object) -> object:
     """A value as JSON holds it (numpy scalars and the like become plain Python)."""
     return json.loads(json.dumps(value))
 
 
-def _bos_marker(vocab: tuple) -> str:
+def _bos_marker(vocab: tuple[object, ...]) -> str:
     marker = BOS_TOKEN
     while marker in vocab:
         marker = f"<{marker}>"

@@ -42,10 +42,10 @@ from .numeric_mlp import interpolation_mlp, step_mlp
 from .pieces import MLP, stack_mlps
 
 
-def gate_classes(op: GatedMap) -> list[list]:
+def gate_classes(op: GatedMap) -> list[list[ir.Value]]:
     """The gate's values grouped by the function of x they select (their affine piece, or their
     answers on x's values), in gate order: values that compute the same share one piece."""
-    classes: dict = {}
+    classes: dict[object, list[ir.Value]] = {}
     for g in op.gate.values:
         key = op.affine[g] if op.affine else op.answers[g]
         classes.setdefault(key, []).append(g)
