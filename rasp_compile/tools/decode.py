@@ -71,7 +71,7 @@ def residual_variables(meta: dict, d_model: int) -> dict[str, Variable]:
         if label != BOS_LABEL:
             name, colon, value = label.partition(":")
             groups.setdefault(name, []).append((dim, value if colon else None))
-    recorded = meta.get("sops") if isinstance(meta.get("sops"), dict) else {}
+    recorded = meta["sops"] if isinstance(meta.get("sops"), dict) else {}
     variables = {}
     for name, dims in groups.items():
         described = _recorded(recorded.get(name), name, index)
