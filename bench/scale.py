@@ -38,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -200,7 +201,7 @@ def compile_command(path: Path, max_len: int) -> list[str]:
 
 def run_program(path: Path, max_lens: list[int], args, console: Console) -> list[dict]:
     """Every cell of one program; after a compile that timed out, larger max_lens are not tried."""
-    cells = []
+    cells: list[dict[str, Any]] = []
     for max_len in max_lens:
         given_up = next((c for c in cells if c["status"] == "timeout" and "layers" not in c), None)
         if given_up:

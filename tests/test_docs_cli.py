@@ -38,6 +38,7 @@ def compiled(max_len: int | None = None, plain: bool = False) -> Model:
 @cache
 def handmade() -> Model:
     spec = importlib.util.spec_from_file_location("handmade_aab", ROOT / "examples" / "handmade_aab.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.build()

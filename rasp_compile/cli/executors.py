@@ -17,6 +17,7 @@ import os
 import signal
 import tempfile
 import threading
+from typing import Any
 from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
 
@@ -104,7 +105,8 @@ def in_processes(carried: Payload, chunks: Iterable[Chunk], workers: int) -> Ite
     pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start_worker,
                                initargs=(carried,))
     try:
-        pending, chunks = set(), iter(chunks)
+        pending: set[Any] = set()
+        chunks = iter(chunks)
         while True:
             pending |= {pool.submit(_run_in_worker, chunk) for chunk in take(chunks, IN_FLIGHT * workers - len(pending))}
             if not pending:
