@@ -46,7 +46,7 @@ from rasp_compile.cli import accuracy, comparison  # noqa: E402
 from rasp_compile.cli.reference import Reference  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
 from rasp_compile.frontend import load_program  # noqa: E402
-from rasp_compile.runtime.forward import input_vocab  # noqa: E402
+from rasp_compile.runtime.prediction import input_vocab  # noqa: E402
 from rasp_compile.runtime.weights_file import save  # noqa: E402
 from rasp_compile.tools.interpret import evaluate_vocab_indices  # noqa: E402
 

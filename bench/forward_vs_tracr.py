@@ -92,7 +92,8 @@ def matmul_gflops(runs: int) -> float:
 def measure_cell(name: str, max_len: int, batch: int, runs: int) -> dict:
     from rasp_compile.compiler import compile_program
     from rasp_compile.frontend import load_program
-    from rasp_compile.runtime.forward import encode, logits
+    from rasp_compile.runtime.execute import logits
+    from rasp_compile.runtime.prediction import encode
     from rasp_compile.runtime.model import n_params
     from rasp_compile.tools.flops import count_flops
 

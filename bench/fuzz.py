@@ -202,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--numerical", action="store_true",
                         help="numerical answers, large constants and long max_lens (module docstring)")
     args = parser.parse_args(argv)
-    outcomes, counts = [], Counter()
+    outcomes: list[Outcome] = []
+    counts: Counter[str] = Counter()
     for index in range(args.count):
         outcome = check_program(args.seed, index, args.max_len, args.numerical)
         outcomes.append(outcome)

@@ -101,7 +101,9 @@ def goal_compile_time(cells: list[dict]) -> tuple[str, bool, str]:
 
 
 def goal_forward_time(cells: list[dict]) -> tuple[str, bool, str]:
-    failures, missing, speedups = [], [], []
+    failures: list[str] = []
+    missing: list[str] = []
+    speedups: list[str] = []
     for figure in tracr.TRACR:
         if figure.forward_ms_per_1000 is None:
             continue
@@ -144,7 +146,9 @@ def goal_context(cells: list[dict]) -> tuple[str, bool, str]:
 
 
 def goal_linear_growth(cells: list[dict]) -> tuple[str, bool, str]:
-    failures, missing, growths = [], [], []
+    failures: list[str] = []
+    missing: list[str] = []
+    growths: list[str] = []
     for program in LINEAR_PROGRAMS:
         small, large = (find(cells, program, n) or {} for n in (64, CONTEXT))
         if "params" not in small or "params" not in large:
@@ -177,7 +181,9 @@ def goal_forward_vs_tracr() -> tuple[str, bool, str]:
     if not FORWARD_FILE.exists():
         return verdict(goal, [], ["bench/forward_vs_tracr.json"], "")
     measured = json.loads(FORWARD_FILE.read_text())["cells"]
-    failures, missing, speedups = [], [], []
+    failures: list[tuple[float, str]] = []
+    missing: list[str] = []
+    speedups: list[tuple[float, str]] = []
     for cell in measured:
         where = f"{cell['program']} {cell['max_len']}"
         if not cell.get("ours_ms") or not cell.get("tracr_ms"):

@@ -8,7 +8,7 @@ Per program (default: every programs/*.rasp) and max_len, one "cell":
   FLOPs                              `count_flops(model, max_len + 1)`: one forward at max_len, BOS included
   compile s                          a cold `rasp-compile PROGRAM --max-len N --json`: a new process,
                                      imports included, wall time; the median of `--runs` runs
-  seq/s, ms/1000                     `forward.logits` on a batch of `--batch` random inputs of length
+  seq/s, ms/1000                     `execute.logits` on a batch of `--batch` random inputs of length
                                      max_len, float32, the best of `--runs` runs
   accuracy %, skipped                compiled float32 vs the (batched) interpreter at every position of
                                      `--samples` seeded random inputs of lengths 1..max_len: agreeing
@@ -38,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +58,8 @@ from rasp_compile import ir  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
 from rasp_compile.errors import RaspRuntimeError  # noqa: E402
 from rasp_compile.tools.flops import count_flops  # noqa: E402
-from rasp_compile.runtime.forward import encode, logits, predict  # noqa: E402
+from rasp_compile.runtime.execute import logits  # noqa: E402
+from rasp_compile.runtime.prediction import encode, predict
 from rasp_compile.frontend import load_program  # noqa: E402
 from rasp_compile.tools.interpret import evaluate_batch  # noqa: E402
 from rasp_compile.runtime.model import Model, n_nonzero, n_params  # noqa: E402
@@ -105,7 +107,7 @@ def model_figures(model: Model, max_len: int) -> dict:
 
 
 def forward_speed(model: Model, program: ir.Program, batch: int, runs: int, rng: random.Random) -> dict:
-    """Sequences per second through `forward.logits` on `batch` inputs of length max_len, best of `runs`."""
+    """Sequences per second through `execute.logits` on `batch` inputs of length max_len, best of `runs`."""
     ids = np.array([encode(model, [rng.choice(program.vocab) for _ in range(program.max_len)])
                     for _ in range(batch)], dtype=np.int64)
     best = min(wall_seconds(lambda: logits(model, ids)) for _ in range(runs))
@@ -199,7 +201,7 @@ def compile_command(path: Path, max_len: int) -> list[str]:
 
 def run_program(path: Path, max_lens: list[int], args, console: Console) -> list[dict]:
     """Every cell of one program; after a compile that timed out, larger max_lens are not tried."""
-    cells = []
+    cells: list[dict[str, Any]] = []
     for max_len in max_lens:
         given_up = next((c for c in cells if c["status"] == "timeout" and "layers" not in c), None)
         if given_up:

@@ -30,6 +30,7 @@ import resource  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
+from typing import Any  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -49,11 +50,11 @@ def cpu_seconds(who=resource.RUSAGE_CHILDREN) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(weights: Path, extra: list[str], runs: int, elsewhere=lambda: 0.0) -> tuple[float, float, dict]:
+def timed(weights: Path, extra: list[str], runs: int, elsewhere=lambda: 0.0) -> tuple[float, float, dict[str, Any]]:
     """The best wall time of `runs` runs of `rasp-run WEIGHTS --accuracy --all EXTRA --json`, its CPU
     time (the command's processes, and `elsewhere()`'s growth: a cluster's workers), and its report."""
     argv = [sys.executable, "-m", "rasp_compile.cli.run_cmd", str(weights), "--accuracy", "--all", *extra, "--json"]
-    best, report = (float("inf"), float("inf")), None
+    best, report = (float("inf"), float("inf")), {}
     for _ in range(runs):
         started, cpu = time.perf_counter(), cpu_seconds() + elsewhere()
         done = subprocess.run(argv, capture_output=True, text=True, cwd=tempfile.gettempdir())

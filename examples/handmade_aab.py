@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rasp_compile.runtime.forward import complete
+from rasp_compile.runtime.prediction import complete
 from rasp_compile.runtime.model import FORMAT, Model, validate
 from rasp_compile.runtime.weights_file import save
 

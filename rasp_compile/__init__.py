@@ -44,8 +44,9 @@ from .compiler import OPTIMIZATIONS, compile_program
 from .errors import (ArgumentError, ArgumentTypeError, Error, InputError, MissingExtraError, NotInModel,
                      NotInResidual, OutputError, RaspError, WeightsError, format_error)
 from .frontend import check_max_len, load_checked, load_program, parse_checked, parse_program
-from .runtime.forward import complete as complete_tokens
-from .runtime.forward import logits, predict
+from .runtime.prediction import complete as complete_tokens
+from .runtime.execute import logits
+from .runtime.prediction import predict
 from .runtime.model import Model
 from .runtime.token_text import tokens_from
 from .tools.decode import output_numbers, residual_variables, snapped
@@ -164,5 +165,5 @@ def _value(x, numbers: tuple):
 
 def complete(model: Model, tokens: list | str, steps: int = 10) -> list:
     """The continuation of `tokens` (read as `run` reads them) by `steps` predicted tokens, for a
-    causal model whose outputs are tokens of its vocab (runtime/forward.complete)."""
+    causal model whose outputs are tokens of its vocab (runtime/prediction.complete)."""
     return complete_tokens(model, tokens_from(model, tokens), steps)

@@ -10,15 +10,16 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Any
 
 import numpy as np
 
 from .errors import ArgumentTypeError, Loc
 from .safe_text import shortened
 
-Value = Union[str, int, float, bool]
+Value = str | int | float | bool
 VALUE_TYPES, VALUE_TEXT = (str, numbers.Real, tuple), "a str, number, bool or tuple"  # what a lambda may return
 
 
@@ -234,7 +235,7 @@ def predicate_table(predicate: str | Fn, keys, queries) -> np.ndarray | None:
     return np.broadcast_to(held.astype(bool), k.shape)
 
 
-def unpacked(value):
+def unpacked(value: Any) -> Any:
     """The items of a pack, else `value` itself. A pack is the tuple an n-ary sequence_map carries
     between its steps (frontend/elementwise.py): the items' `repr`, which keeps packs of
     equal-comparing items apart (1 and 1.0, "1" and 1), then the items. Reports show a pack as its

@@ -17,7 +17,7 @@ import stat
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 from .safe_text import terminal_safe
 

@@ -27,7 +27,7 @@ import copy
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Union
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -261,7 +261,7 @@ class SelectNot(Selector):
         return (self.inner,)
 
 
-Node = Union[SOp, Selector]
+Node = SOp | Selector
 
 
 # ---------------------------------------------------------------------------------------------

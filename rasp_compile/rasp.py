@@ -17,7 +17,7 @@ of several values), ours holds: docs/from_tracr.md lists each difference.
 from __future__ import annotations
 
 import enum
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from . import ir
 from .errors import ArgumentTypeError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 CUTOFF = 0.75
 """How alike a word and a known name must be (difflib's ratio, 0 to 1) to suggest the name:

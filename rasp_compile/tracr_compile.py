@@ -11,7 +11,8 @@ A tracr expression (from `tracr.rasp.rasp`) is converted first (`from_tracr`); a
 
 from __future__ import annotations
 
-from typing import Iterable
+import dataclasses
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -62,7 +63,9 @@ def compile_rasp_to_model(
     value_sets = infer_value_sets(whole)
     _check_output_values(program, value_sets[program])
     model = compile_program(whole, dtype=dtype, disabled=disabled, value_sets=value_sets)
-    model.meta["vocab"][model.meta["bos_id"]] = compiler_bos
+    vocab_names = list(model.meta["vocab"])
+    vocab_names[model.meta["bos_id"]] = compiler_bos
+    model = dataclasses.replace(model, meta={**model.meta, "vocab": vocab_names})
     validate(model)
     return model
 

@@ -11,7 +11,7 @@ import numpy as np
 from rasp_compile import ir
 from rasp_compile.compiler import compile_program
 from rasp_compile.errors import RaspPrecisionError, RaspRuntimeError
-from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.prediction import predict
 from rasp_compile.tools.interpret import evaluate
 from rasp_compile.runtime.model import Model
 

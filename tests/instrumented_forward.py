@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rasp_compile.runtime import forward
+from rasp_compile.runtime import execute, forward
 from rasp_compile.runtime.model import Model
 
 
@@ -51,7 +51,7 @@ def _output_softmax(model: Model, logits):  # [batch, n, n_out] -> same; categor
 
 def count_whole_sequence(model: Model, ids: np.ndarray) -> int:  # ids [1, n]
     """FLOPs performed by `forward.gpt` (plus the output softmax) over every position: the pass
-    as docs/format.md writes it, every weight used. (`forward.logits` runs the same pass on the
+    as docs/format.md writes it, every weight used. (`execute.logits` runs the same pass on the
     nonzero part of each weight, forward_plan.py, and so does less on most models.)"""
     tally: list[int] = []
     counted = _counted(model, counting_array_type(tally))
@@ -69,7 +69,7 @@ def count_last_position(model: Model, ids: np.ndarray) -> tuple[int, np.ndarray]
     counted = _counted(model, counting_array_type(tally))
     n = ids.shape[1]
     wte, wpe = model.params["wte"], model.params["wpe"]
-    block_inputs = [wte[ids] + wpe[:n]] + [step["after_mlp"] for step in forward.trace(model, ids)]
+    block_inputs = [wte[ids] + wpe[:n]] + [step["after_mlp"] for step in execute.trace(model, ids)]
     x = counted.params["wte"][ids[:, -1:]] + counted.params["wpe"][n - 1:n]  # [1, 1, d_model]
     hparams = zip(model.blocks(), counted.blocks(), model.meta["layers"], block_inputs)
     for plain_block, block, layer, block_input in hparams:

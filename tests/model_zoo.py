@@ -32,8 +32,8 @@ def random_model(seed: int = 0, *, bos: bool = True, causal: bool = True, activa
     rng = np.random.default_rng(seed)
     vocab = [f"t{i}" for i in range(n_tokens)] + (["BOS"] if bos else [])
     values = None if numerical else [f"t{i}" for i in range(n_tokens - 1)] + [None]
-    n_out = 1 if numerical else len(values)
-    shapes = {"wte": (len(vocab), d_model), "wpe": (max_len + bos, d_model), "unembed": (d_model, n_out)}
+    n_out = 1 if values is None else len(values)
+    shapes: dict[str, tuple[int, ...]] = {"wte": (len(vocab), d_model), "wpe": (max_len + bos, d_model), "unembed": (d_model, n_out)}
     if unembed_b:
         shapes["unembed_b"] = (n_out,)
     for i, (n_head, d_head, d_mlp) in enumerate(layers):

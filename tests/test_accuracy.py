@@ -13,7 +13,7 @@ from model_zoo import model_variants, random_model
 from rasp_compile.cli.accuracy import sampled_inputs
 from rasp_compile.tools.all_inputs import chunk_inputs, chunks
 from rasp_compile.cli.comparison import model_outputs
-from rasp_compile.runtime import forward
+from rasp_compile.runtime import prediction
 from rasp_compile.runtime.model import Model
 
 
@@ -31,7 +31,7 @@ def test_sampled_inputs_are_seeded_and_cover_every_length():
 
 def test_exhaustive_inputs_are_every_sequence_once():
     model = random_model(0, max_len=4, n_tokens=2)
-    vocab_size = len(forward.input_vocab(model))
+    vocab_size = len(prediction.input_vocab(model))
     enumerated = [tuple(row) for chunk in chunks(vocab_size, 4) for row in chunk_inputs(chunk, vocab_size).tolist()]
     assert enumerated == [row for n in range(1, 5) for row in product(range(vocab_size), repeat=n)]
 
@@ -39,12 +39,12 @@ def test_exhaustive_inputs_are_every_sequence_once():
 @pytest.mark.parametrize("name, kwargs", model_variants())
 def test_model_outputs_are_predict_on_the_same_tokens(name, kwargs):
     model = random_model(7, max_len=6, **kwargs)
-    vocab = forward.input_vocab(model)
+    vocab = prediction.input_vocab(model)
     rng = np.random.default_rng(1)
     for n in (1, 3, 6):
         picks = rng.integers(0, len(vocab), size=(20, n))
         tokens = [[vocab[j] for j in row] for row in picks.tolist()]
-        assert model_outputs(model, picks) == forward.predict(model, tokens)
+        assert model_outputs(model, picks) == prediction.predict(model, tokens)
 
 
 def test_decode_keeps_tuple_values_whole_and_null_as_none():
@@ -52,4 +52,4 @@ def test_decode_keeps_tuple_values_whole_and_null_as_none():
     values = [(1, 2), "t1", None]
     model = Model({**model.meta, "output": {**model.meta["output"], "values": values}}, model.params)
     token_logits = np.array([[[0.0, 1.0, 0.0], [3.0, 1.0, 0.0], [0.0, 0.0, 2.0], [1.0, 1.0, 0.0]]])
-    assert forward.decode(model, token_logits) == [["t1", (1, 2), None, (1, 2)]]  # a tie: the first column
+    assert prediction.decode(model, token_logits) == [["t1", (1, 2), None, (1, 2)]]  # a tie: the first column

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import rasp_compile as rc
-from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.prediction import predict
 
 ROOT = Path(__file__).resolve().parent.parent
 FRAC = ROOT / "programs" / "frac_prevs.rasp"

@@ -46,9 +46,9 @@ def test_apply_without_bos_first_says_what_to_call(model):
 def test_a_field_of_tracrs_we_do_not_keep_names_what_to_use(model):
     out = model.apply(["BOS", 1])
     with pytest.raises(AttributeError, match="attn_patterns"):
-        out.attn_logits
+        _ = out.attn_logits
     with pytest.raises(AttributeError, match="logits"):
-        out.unembedded
+        _ = out.unembedded
 
 
 def test_program_of_xs_says_to_call_evaluate():

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
-from rasp_compile.runtime.forward import encode, trace
+from rasp_compile.runtime.execute import trace
+from rasp_compile.runtime.prediction import encode
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.weights_file import load, save
 

@@ -14,7 +14,9 @@ import pytest
 
 from rasp_compile.compiler import compile_program
 from rasp_compile.errors import RaspRuntimeError
-from rasp_compile.runtime.forward import encode, qkv_heads, trace
+from rasp_compile.runtime.execute import trace
+from rasp_compile.runtime.forward import qkv_heads
+from rasp_compile.runtime.prediction import encode
 from rasp_compile.frontend import load_program
 from rasp_compile.tools.interpret import evaluate
 from rasp_compile.runtime.weights_file import save

@@ -36,7 +36,7 @@ output map(lambda d: round(d), depth)
 
 def _depths(max_len: int) -> set:
     """Every running sum of +1 / -1 over every input up to max_len, in plain Python."""
-    seen = set()
+    seen: set[int] = set()
     for n in range(1, max_len + 1):
         for steps in itertools.product((1, -1), repeat=n):
             seen.update(itertools.accumulate(steps))

@@ -18,7 +18,7 @@ import pytest
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.tools.direct_cost import direct_rule_cost
 from rasp_compile.tools.flops import count_flops
-from rasp_compile.runtime.forward import encode
+from rasp_compile.runtime.prediction import encode
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.model import Model, n_nonzero, n_params
 
@@ -38,6 +38,7 @@ def compiled(max_len: int | None = None, plain: bool = False) -> Model:
 @cache
 def handmade() -> Model:
     spec = importlib.util.spec_from_file_location("handmade_aab", ROOT / "examples" / "handmade_aab.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.build()

@@ -39,13 +39,13 @@ output numerical(map(lambda x: x - 100000, m))
 """
 
 
-def measured_errors(model, program: ir.Program, tokens: list) -> dict[str, float]:
+def measured_errors(model, program: ir.Program, tokens: list) -> dict[str, tuple[float, float]]:
     """Read-out label -> the largest |model - exact| on `tokens`, for every numerical read-out of
     meta.margins whose variable the program names (the answer: the model's output itself)."""
     trace = rc.trace(model, tokens)
     residual = trace.stages[-1].x[trace.first:]
     nodes = {node.label: node for node in program.nodes() if isinstance(node, ir.SOp) and node.label}
-    found = {}
+    found: dict[str, tuple[float, float]] = {}
     for margin in model.meta["margins"]:
         if margin["kind"] == "categorical":
             continue

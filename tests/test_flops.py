@@ -8,7 +8,7 @@ import pytest
 
 from instrumented_forward import count_last_position, count_whole_sequence
 from model_zoo import handmade_module, model_variants, random_model, random_token_ids
-from rasp_compile.runtime import forward
+from rasp_compile.runtime import execute
 from rasp_compile.tools.flops import COMPONENTS, count_flops
 
 
@@ -31,7 +31,7 @@ def test_formula_equals_instrumented_count(name, n_tokens):
     last, step_logits = count_last_position(model, ids)
     assert last == count_flops(model, n_positions, last_only=True)["total"]
     if model.meta["causal"]:  # a KV-cached step of a decoder is the full pass's last row
-        np.testing.assert_allclose(step_logits, forward.logits(model, ids)[:, -1:], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(step_logits, execute.logits(model, ids)[:, -1:], rtol=1e-5, atol=1e-5)
 
 
 def test_handmade_model_costs_3985_flops_at_5_tokens():

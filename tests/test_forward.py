@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from model_zoo import handmade_module, model_variants, random_model, random_token_ids
-from rasp_compile.runtime import forward
+from rasp_compile.runtime import execute, forward, prediction
 from rasp_compile.errors import InputError, WeightsError
 from rasp_compile.runtime.model import FORMAT, Model, astype, validate
 
@@ -33,7 +33,7 @@ def test_embedding_and_readout_only():
     model = tiny_model({"wte": [[1, 0], [0, 2]], "wpe": [[0, 1], [1, 0]],
                         "unembed": [[1, 0], [0, 1]], "unembed_b": [0.5, -0.5]})
     # x = wte[[x, y]] + wpe = [[1, 1], [1, 2]]; logits = x + [0.5, -0.5]
-    np.testing.assert_allclose(forward.logits(model, [[0, 1]]), [[[1.5, 0.5], [1.5, 1.5]]])
+    np.testing.assert_allclose(execute.logits(model, [[0, 1]]), [[[1.5, 0.5], [1.5, 1.5]]])
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -49,7 +49,7 @@ def test_one_head_by_hand(causal):
     # Input "x y": q = k = [1, 0], v = [0, 1]. Query 0 scores [1, 0] -> weights [e, 1] / (e + 1),
     # reading v = 1/(e+1); causal, it sees only itself (v = 0). Query 1 scores [0, 0] -> mean 1/2.
     head_0 = 0.0 if causal else 1 / (E + 1)
-    np.testing.assert_allclose(forward.logits(model, [[0, 1]]), [[[1, head_0], [0, 1.5]]])
+    np.testing.assert_allclose(execute.logits(model, [[0, 1]]), [[[1, head_0], [0, 1.5]]])
 
 
 def gpt2_gelu(x: float) -> float:
@@ -69,7 +69,7 @@ def test_mlp_by_hand(activation, expected):
                        layers=[(0, 0, 2)], activation=activation, n_out=1)
     residual = [2.0 + 0.0, -0.5 + 1.0]  # "x" at position 0, "y" at position 1
     want = [[[v + expected(v)] for v in residual]]
-    np.testing.assert_allclose(forward.logits(model, [[0, 1]]), want, rtol=1e-12)
+    np.testing.assert_allclose(execute.logits(model, [[0, 1]]), want, rtol=1e-12)
 
 
 def test_gelu_is_gpt2_tanh_form():
@@ -87,20 +87,20 @@ def test_softmax_is_stable_and_sees_masked_rows():
 def test_batch_equals_one_by_one(name, kwargs):
     model = random_model(1, **kwargs)
     ids = random_token_ids(model, 4, batch=6)
-    together = forward.logits(model, ids)
+    together = execute.logits(model, ids)
     for row, one in zip(ids, together):
-        np.testing.assert_allclose(forward.logits(model, row[None]), one[None], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(execute.logits(model, row[None]), one[None], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("name, kwargs", model_variants())
 def test_a_batch_in_chunks_equals_one_call(monkeypatch, name, kwargs):
     model = random_model(8, **kwargs)
     ids = random_token_ids(model, model.meta["max_len"], batch=7)
-    whole = forward.logits(model, ids)  # 7 sequences fit in one chunk
-    monkeypatch.setattr(forward, "CHUNK_BYTES", 1)
-    monkeypatch.setattr(forward, "MIN_ROWS", 3)  # chunks of 3, 3 and 1 sequences
-    assert forward._rows_per_chunk(model, ids.shape[1]) == 3
-    np.testing.assert_allclose(forward.logits(model, ids), whole, rtol=1e-12, atol=1e-12)
+    whole = execute.logits(model, ids)  # 7 sequences fit in one chunk
+    monkeypatch.setattr(execute, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(execute, "MIN_ROWS", 3)  # chunks of 3, 3 and 1 sequences
+    assert execute._rows_per_chunk(model, ids.shape[1]) == 3
+    np.testing.assert_allclose(execute.logits(model, ids), whole, rtol=1e-12, atol=1e-12)
 
 
 def test_attention_pattern_is_the_softmax_of_each_heads_scores():
@@ -126,17 +126,17 @@ def test_one_non_finite_logit_anywhere_is_a_weights_error(bad):
         logits = np.zeros((3, 4, 5), np.float32)
         logits.flat[position] = bad
         with pytest.raises(WeightsError):
-            forward._check_finite(np.zeros(2), logits)
-    forward._check_finite(np.zeros((3, 4, 5)), np.zeros((0, 4, 5)))  # all finite, one empty: fine
+            execute._check_finite(np.zeros(2), logits)
+    execute._check_finite(np.zeros((3, 4, 5)), np.zeros((0, 4, 5)))  # all finite, one empty: fine
 
 
 @pytest.mark.parametrize("name, kwargs", model_variants())
 def test_float32_matches_float64(name, kwargs):
     model = random_model(2, **kwargs)
     ids = random_token_ids(model, model.meta["max_len"], batch=4)
-    logits32 = forward.logits(astype(model, np.float32), ids)
+    logits32 = execute.logits(astype(model, np.float32), ids)
     assert logits32.dtype == np.float32
-    np.testing.assert_allclose(logits32, forward.logits(model, ids), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(logits32, execute.logits(model, ids), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("bos", [True, False])
@@ -144,12 +144,12 @@ def test_float32_matches_float64(name, kwargs):
 def test_causal_later_tokens_never_change_earlier_logits(bos, activation):
     model = random_model(3, bos=bos, activation=activation)
     ids = random_token_ids(model, model.meta["max_len"], batch=1)
-    base = forward.logits(model, ids)
+    base = execute.logits(model, ids)
     n_vocab = len(model.meta["vocab"]) - bos
     for position in range(bos, ids.shape[1]):
         changed = ids.copy()
         changed[0, position] = (changed[0, position] + 1) % n_vocab
-        after = forward.logits(model, changed)
+        after = execute.logits(model, changed)
         np.testing.assert_array_equal(after[:, :position], base[:, :position])
         assert not np.allclose(after[:, position:], base[:, position:])
 
@@ -157,10 +157,10 @@ def test_causal_later_tokens_never_change_earlier_logits(bos, activation):
 def test_trace_agrees_with_logits():
     model = random_model(4)
     ids = random_token_ids(model, 5, batch=2)
-    steps = forward.trace(model, ids)
+    steps = execute.trace(model, ids)
     assert len(steps) == model.n_layers
     final = steps[-1]["after_mlp"] @ model.params["unembed"] + model.params["unembed_b"]
-    np.testing.assert_allclose(final, forward.logits(model, ids), rtol=1e-12)
+    np.testing.assert_allclose(final, execute.logits(model, ids), rtol=1e-12)
     two_heads, no_attn = steps[0]["attn_patterns"], steps[1]["attn_patterns"]
     assert two_heads.shape == (2, 2, 6, 6) and no_attn.shape == (2, 0, 6, 6)
     np.testing.assert_allclose(two_heads.sum(axis=-1), 1.0)
@@ -177,65 +177,65 @@ def test_blocks_nest_like_picogpt_and_omit_absent_sub_layers():
 
 def test_encode_prepends_bos_and_refuses_unknown_tokens():
     model = random_model(0)  # vocab t0 t1 t2 BOS
-    assert forward.encode(model, ["t2", "t0"]) == [3, 2, 0]
+    assert prediction.encode(model, ["t2", "t0"]) == [3, 2, 0]
     with pytest.raises(InputError, match="'zz' is not in the vocab"):
-        forward.encode(model, ["t0", "zz"])
+        prediction.encode(model, ["t0", "zz"])
     with pytest.raises(InputError, match="'BOS'"):
-        forward.encode(model, ["BOS"])
+        prediction.encode(model, ["BOS"])
 
 
 def test_encode_matches_numbers_by_value():
     model = random_model(0)
     model.meta["vocab"] = [1, 2.5, "1", "BOS"]
-    assert forward.encode(model, [1.0, 2.5, "1", 1]) == [3, 0, 1, 2, 0]
+    assert prediction.encode(model, [1.0, 2.5, "1", 1]) == [3, 0, 1, 2, 0]
     with pytest.raises(InputError):
-        forward.encode(model, [True])
+        prediction.encode(model, [True])
 
 
 def test_predict_batches_by_length_and_keeps_order():
     model = random_model(5, causal=False)
     inputs = [["t0", "t1"], ["t2"], ["t1", "t1"], [], ["t0", "t1", "t2"]]
-    got = forward.predict(model, inputs)
-    assert got == [forward.predict(model, [tokens])[0] for tokens in inputs]
+    got = prediction.predict(model, inputs)
+    assert got == [prediction.predict(model, [tokens])[0] for tokens in inputs]
     assert [len(out) for out in got] == [2, 1, 2, 0, 3]
     assert set().union(*map(set, got)) <= {"t0", "t1", None}
 
 
 def test_predict_numerical_gives_the_logit():
     model = random_model(6, numerical=True, unembed_b=False)
-    (out,) = forward.predict(model, [["t0", "t2", "t1"]])
-    ids = np.array([forward.encode(model, ["t0", "t2", "t1"])])
-    np.testing.assert_allclose(out, forward.logits(model, ids)[0, 1:, 0])
+    (out,) = prediction.predict(model, [["t0", "t2", "t1"]])
+    ids = np.array([prediction.encode(model, ["t0", "t2", "t1"])])
+    np.testing.assert_allclose(out, execute.logits(model, ids)[0, 1:, 0])
     assert all(isinstance(v, float) for v in out)
 
 
 def test_predict_refuses_long_inputs_of_non_causal_models():
     model = random_model(0, causal=False)
     with pytest.raises(InputError, match="longer than max_len 5"):
-        forward.predict(model, [["t0"] * 6])
+        prediction.predict(model, [["t0"] * 6])
 
 
 def test_predict_slides_a_window_over_long_inputs_of_causal_models():
     model = random_model(7)
     tokens = ["t0", "t1", "t2", "t2", "t1", "t0", "t0", "t1"]
-    (out,) = forward.predict(model, [tokens])
-    assert out[:5] == forward.predict(model, [tokens[:5]])[0]
+    (out,) = prediction.predict(model, [tokens])
+    assert out[:5] == prediction.predict(model, [tokens[:5]])[0]
     for end in range(6, len(tokens) + 1):
-        assert out[end - 1] == forward.predict(model, [tokens[end - 5:end]])[0][-1]
+        assert out[end - 1] == prediction.predict(model, [tokens[end - 5:end]])[0][-1]
 
 
 @pytest.mark.parametrize("text, continuation", list(handmade_module().COMPLETIONS.items()))
 def test_handmade_completions_are_the_posts(text, continuation):
     model = handmade_module().build()
-    assert "".join(forward.complete(model, list(text), steps=10)) == continuation
+    assert "".join(prediction.complete(model, list(text), steps=10)) == continuation
 
 
 def test_complete_refuses_models_that_do_not_complete():
-    assert not forward.can_complete(random_model(0))  # outputs include null
+    assert not prediction.can_complete(random_model(0))  # outputs include null
     with pytest.raises(InputError, match="does not complete"):
-        forward.complete(random_model(0, causal=False), ["t0"])
+        prediction.complete(random_model(0, causal=False), ["t0"])
     with pytest.raises(InputError, match="empty"):
-        forward.complete(handmade_module().build(), [])
+        prediction.complete(handmade_module().build(), [])
 
 
 def test_handmade_model_agrees_with_the_interpreter_on_its_source():
@@ -244,7 +244,7 @@ def test_handmade_model_agrees_with_the_interpreter_on_its_source():
 
     model = handmade_module().build()
     inputs = [list(t) for n in range(1, 6) for t in itertools.product("ab", repeat=n)]
-    assert forward.predict(model, inputs) == evaluate_many(parse_program(model.meta["source"]), inputs)
+    assert prediction.predict(model, inputs) == evaluate_many(parse_program(model.meta["source"]), inputs)
 
 
 def overflowing_models() -> list[Model]:
@@ -261,18 +261,18 @@ def overflowing_models() -> list[Model]:
 def test_overflow_is_a_weights_error_without_numpy_warnings(model):
     from rasp_compile.cli import trace_report
 
-    ids = np.array([forward.encode(model, ["t0", "t1", "t2"])])
-    runs = {"logits": lambda: forward.logits(model, ids), "trace": lambda: forward.trace(model, ids),
-            "predict": lambda: forward.predict(model, [["t0", "t1", "t2"]]),
+    ids = np.array([prediction.encode(model, ["t0", "t1", "t2"])])
+    runs = {"logits": lambda: execute.logits(model, ids), "trace": lambda: execute.trace(model, ids),
+            "predict": lambda: prediction.predict(model, [["t0", "t1", "t2"]]),
             "rasp-run --trace": lambda: trace_report.measure(model, ["t0", "t1", "t2"])}
-    for name, run in runs.items():
+    for run in runs.values():
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a NumPy RuntimeWarning fails the test
             with pytest.raises(WeightsError, match=r"overflow \(inf/NaN\)"):
                 run()
 
 
-@pytest.mark.parametrize("run", [forward.logits, forward.trace])
+@pytest.mark.parametrize("run", [execute.logits, execute.trace])
 def test_ids_without_positions_are_refused(run):
     model = random_model(0, bos=False)
     with pytest.raises(InputError, match="1 to 5 positions"):

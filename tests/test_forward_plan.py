@@ -1,4 +1,4 @@
-"""`forward.logits` runs the pass on each weight's nonzero part (runtime/forward_plan.py): it must
+"""`execute.logits` runs the pass on each weight's nonzero part (runtime/forward_plan.py): it must
 agree with `forward.gpt`, the pass with every weight, on dense models, on sparse ones (whole rows,
 columns, head dimensions and biases zeroed at random) and on compiled programs."""
 
@@ -14,11 +14,11 @@ import pytest
 from model_zoo import model_variants, random_model, random_token_ids
 from rasp_compile.compiler import compile_program
 from rasp_compile.frontend import load_program
-from rasp_compile.runtime import forward, forward_plan
+from rasp_compile.runtime import execute, forward, forward_plan, prediction
 from rasp_compile.runtime.forward_plan import cached_plan, content_key, kept_dims, nonzero_span, plan
+from rasp_compile.runtime.model import Model
 
 real_key = content_key
-from rasp_compile.runtime.model import Model
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 WIDE_LAYERS = ((3, 4, 7), (2, 1, 0), (0, 0, 5), (4, 2, 3))  # (n_head, d_head, d_mlp) per block
@@ -35,7 +35,7 @@ def sparse_model(seed: int, **kwargs) -> Model:
     model = random_model(seed, layers=WIDE_LAYERS, d_model=9, **kwargs)
     rng = np.random.default_rng(seed)
     params = {key: array.copy() for key, array in model.params.items()}
-    for key, array in params.items():
+    for array in params.values():
         if array.ndim == 1:
             array[rng.random(array.shape) < 0.5] = 0
             continue
@@ -46,7 +46,7 @@ def sparse_model(seed: int, **kwargs) -> Model:
 
 def assert_agrees(model: Model, ids: np.ndarray) -> None:
     want = full_logits(model, ids)
-    got = forward.logits(model, ids)
+    got = execute.logits(model, ids)
     tolerance = (1e-5 if model.dtype == np.float32 else 1e-12) * max(1.0, np.abs(want).max())
     np.testing.assert_allclose(got, want, rtol=0, atol=tolerance)
 
@@ -73,11 +73,11 @@ def test_compiled_programs_agree_and_predict_alike(name, max_len):
     program = dataclasses.replace(load_program(PROGRAMS / f"{name}.rasp"), max_len=max_len)
     model = compile_program(program, dtype=np.float32)
     rng = random.Random(max_len)
-    ids = np.array([forward.encode(model, [rng.choice(program.vocab) for _ in range(max_len)])
+    ids = np.array([prediction.encode(model, [rng.choice(program.vocab) for _ in range(max_len)])
                     for _ in range(300)])
     assert_agrees(model, ids)
     if model.meta["output"]["encoding"] == "categorical":
-        assert (forward.logits(model, ids).argmax(-1) == full_logits(model, ids).argmax(-1)).all()
+        assert (execute.logits(model, ids).argmax(-1) == full_logits(model, ids).argmax(-1)).all()
 
 
 def test_a_compiled_model_is_cut_to_what_it_uses():
@@ -92,13 +92,13 @@ def test_a_compiled_model_is_cut_to_what_it_uses():
 def test_plans_follow_weights_edited_in_place():
     model = random_model(5)
     ids = random_token_ids(model, 4, batch=3)
-    before = forward.logits(model, ids)
+    before = execute.logits(model, ids)
     weight = model.params["blocks.0.attn.c_proj.w"]
     with pytest.raises(ValueError, match="read-only"):  # never a stale plan: the edit is refused
         weight[:] = 0
     weight.flags.writeable = True
     weight[:] = 0  # an ablation
-    after = forward.logits(model, ids)
+    after = execute.logits(model, ids)
     assert not np.allclose(before, after)
     np.testing.assert_allclose(after, full_logits(model, ids), rtol=0, atol=1e-12)
     assert cached_plan(model) is cached_plan(model)
@@ -107,9 +107,9 @@ def test_plans_follow_weights_edited_in_place():
 def test_plans_follow_weights_replaced():
     model = random_model(5)
     ids = random_token_ids(model, 4, batch=3)
-    before = forward.logits(model, ids)
+    before = execute.logits(model, ids)
     model.params["blocks.0.attn.c_proj.w"] = np.zeros_like(model.params["blocks.0.attn.c_proj.w"])
-    after = forward.logits(model, ids)
+    after = execute.logits(model, ids)
     assert not np.allclose(before, after)
     np.testing.assert_allclose(after, full_logits(model, ids), rtol=0, atol=1e-12)
 
@@ -119,12 +119,12 @@ def test_a_model_is_hashed_once(monkeypatch):
     monkeypatch.setattr(forward_plan, "content_key", lambda model: hashed.append(model) or real_key(model))
     model = random_model(5)
     ids = random_token_ids(model, 4, batch=3)
-    first = forward.logits(model, ids)
-    np.testing.assert_array_equal(forward.logits(model, ids), first)
-    forward.logits(model, ids[:1])
+    first = execute.logits(model, ids)
+    np.testing.assert_array_equal(execute.logits(model, ids), first)
+    execute.logits(model, ids[:1])
     assert hashed == [model]
     model.meta["causal"] = not model.meta["causal"]  # a meta field the pass reads: hashed again
-    forward.logits(model, ids)
+    execute.logits(model, ids)
     assert len(hashed) == 2
 
 

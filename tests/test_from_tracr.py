@@ -7,7 +7,9 @@ only when tracr cannot be imported (the one-line message without tracr: tests/te
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -103,6 +105,24 @@ def test_what_is_not_a_tracr_expression_is_refused_in_one_line():
         rc.from_tracr(3)
 
 
+def _unary_forms(r: Any, c: int) -> list[Callable[[Any], Any]]:
+    """Unary forms of an s-op and the constant c, in the `rasp` module `r` (c is a parameter here, so
+    each lambda keeps its own c, also the Map's, which runs after the loop has moved on)."""
+    return [lambda s: s + c, lambda s: s - c, lambda s: s * c, lambda s: s < c,
+            lambda s: s == c, lambda s: ~(s > c), lambda s: r.Map(lambda x: x // c, s)]
+
+
+def _binary_forms(r: Any, a: Any, b: Any, c: int) -> list[Callable[[], Any]]:
+    """Forms of two s-ops (and the constant c)."""
+    return [lambda: a + b, lambda: a - b, lambda: (a == c) & (b < c),
+            lambda: r.SequenceMap(lambda x, y: x * 2 + y, a, b)]
+
+
+def _selector_forms(selector: Any, other: Any) -> list[Callable[[], Any]]:
+    """Selectors combined from two."""
+    return [lambda: selector & other, lambda: selector | other, lambda: ~selector]
+
+
 def random_program(r, rng):
     """A random program over int tokens 0..3, built with the `rasp` module `r` (tracr's or ours:
     the same calls build both). It stays where tracr's meaning and ours agree (no none reaches a
@@ -115,16 +135,14 @@ def random_program(r, rng):
         c = rng.randint(1, 3)
         kind = rng.randrange(6)
         if kind == 0:
-            new = rng.choice([lambda s: s + c, lambda s: s - c, lambda s: s * c, lambda s: s < c,
-                              lambda s: s == c, lambda s: ~(s > c), lambda s: r.Map(lambda x: x // c, s)])(a), a_none
+            new = rng.choice(_unary_forms(r, c))(a), a_none
         elif kind == 1 and a is not b:
-            new = rng.choice([lambda: a + b, lambda: a - b, lambda: (a == c) & (b < c),
-                              lambda: r.SequenceMap(lambda x, y: x * 2 + y, a, b)])(), a_none or b_none
+            new = rng.choice(_binary_forms(r, a, b, c))(), a_none or b_none
         elif kind in (2, 3) and not (a_none or b_none):
             selector = r.Select(a, b, rng.choice(comparisons))
             if kind == 3:
                 other = r.Select(r.indices, r.indices, rng.choice(comparisons))
-                selector = rng.choice([lambda: selector & other, lambda: selector | other, lambda: ~selector])()
+                selector = rng.choice(_selector_forms(selector, other))()
             new = r.SelectorWidth(selector), False
         elif kind == 4:
             new = r.Aggregate(r.Select(r.indices, r.indices, lambda k, q, d=c: k == q - d), a), True

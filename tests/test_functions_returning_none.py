@@ -14,7 +14,7 @@ import rasp_compile as rc
 from rasp_compile import ir, rasp
 from rasp_compile.compiler.driver import OPTIMIZATIONS
 
-from tests.differential import assert_agree
+from differential import assert_agree
 
 VOCAB = (1, 2, 3)
 

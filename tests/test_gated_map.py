@@ -18,7 +18,7 @@ from rasp_compile.compiler.primitives.gated_map import gated_map_mlp, hidden_uni
 from rasp_compile.compiler import build_graph
 from rasp_compile.compiler.layout import lay_out
 from rasp_compile.compiler.primitives.numeric_mlp import step_mlp
-from rasp_compile.compiler.ops import GatedMap, NumericMLP, TableMLP
+from rasp_compile.compiler.ops import GatedMap, NumericMLP, Op, TableMLP
 from rasp_compile.compiler.variables import Var
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
@@ -92,7 +92,7 @@ output numerical(sequence_map(lambda s, i: s + i * 0.5, scaled, indices))
 }
 
 
-def ops_of(program) -> list:
+def ops_of(program) -> tuple[Op, ...]:
     return build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS)).ops
 
 

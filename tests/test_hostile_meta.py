@@ -24,7 +24,7 @@ from rasp_compile.cli import run_cmd
 from rasp_compile.cli.tokens import join_tokens
 from rasp_compile.errors import InputError, WeightsError
 from rasp_compile.interop.labels import labels_of
-from rasp_compile.runtime.forward import input_vocab
+from rasp_compile.runtime.prediction import input_vocab
 from rasp_compile.safe_text import shortened
 from rasp_compile.tools.inspect_weights import format_model, labelled_blocks
 
@@ -139,7 +139,7 @@ def check_python_api(model: rc.Model, tokens: list) -> None:
     repr(t), t._repr_html_(), t.sops(), [str(head) for head in t.heads]
 
 
-ON_THE_COMMAND_LINE = [None, 0, "x", [[1]], ["a", None], {}]
+ON_THE_COMMAND_LINE: list[object] = [None, 0, "x", [[1]], ["a", None], {}]
 """null, a number, a string, nested lists, an object: what the sweep also runs through rasp-run."""
 DEEP = json.loads("[" * 600 + '"a"' + "]" * 600)  # nested as deep as JSON parses, not as the stack allows
 REPLACEMENTS = ON_THE_COMMAND_LINE + [DELETE, True, -1, 2.5, 10**30, float("nan"), "", [],

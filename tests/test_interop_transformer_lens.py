@@ -31,7 +31,7 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.interop import MissingExtraError, tl_tokens, to_transformer_lens
 from rasp_compile.interop.tl_weights import hooked_weights, padded_sizes
 from rasp_compile.interop.transformer_lens import installed_version, uses_bridge
-from rasp_compile.runtime.forward import logits, trace
+from rasp_compile.runtime.execute import logits, trace
 from rasp_compile.tools.interpret import evaluate
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))

@@ -108,6 +108,6 @@ def test_new_forms_evaluate_as_python_does(expression, x, s):
             make(text)(x, s)
         except Exception:
             return
-        raise AssertionError(f"{text} on x={x}, s={s!r}: the oracle fails ({failure!r}), the evaluator does not")
+        raise AssertionError(f"{text} on x={x}, s={s!r}: the oracle fails ({failure!r}), the evaluator does not") from None
     got = make(text)(x, s)
     assert got == expected and type(got) is type(expected), (text, x, s, got, expected)

@@ -30,10 +30,11 @@ def test_the_installed_version_and_both_commands_say_the_same(capsys):
 
 
 def test_the_data_files_are_package_data():
-    for package, name in (("rasp_compile.frontend", "grammar.lark"), ("rasp_compile.runtime", "meta.schema.json")):
+    for package, name in (("rasp_compile.frontend", "grammar.lark"), ("rasp_compile.runtime", "meta.schema.json"),
+                          ("rasp_compile", "py.typed")):
         assert resources.files(package).joinpath(name).is_file()
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert '"frontend/*.lark", "runtime/*.json"' in pyproject
+    assert '"frontend/*.lark", "runtime/*.json", "py.typed"' in pyproject
 
 
 def test_install_hints_work_from_a_checkout_too():

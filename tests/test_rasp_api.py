@@ -65,7 +65,7 @@ def test_operators_build_maps_and_sequence_maps():
         rasp.tokens == 1: [False, True, False], rasp.tokens != 1: [True, False, True],
         rasp.tokens < 2: [False, True, False], rasp.tokens <= 2: [False, True, True],
         rasp.tokens > 2: [True, False, False], rasp.tokens >= 2: [True, False, True],
-        1 < rasp.tokens: [True, False, True], rasp.tokens + 1: [4, 2, 3], 1 + rasp.tokens: [4, 2, 3],
+        rasp.tokens > 1: [True, False, True], rasp.tokens + 1: [4, 2, 3], 1 + rasp.tokens: [4, 2, 3],
         rasp.tokens - 1: [2, 0, 1], 10 - rasp.tokens: [7, 9, 8], rasp.tokens * 2: [6, 2, 4],
         2 * rasp.tokens: [6, 2, 4], rasp.tokens / 2: [1.5, 0.5, 1.0], 6 / rasp.tokens: [2.0, 6.0, 3.0],
         rasp.tokens // 2: [1, 0, 1], 7 // rasp.tokens: [2, 7, 3], rasp.tokens % 2: [1, 1, 0],
@@ -106,7 +106,7 @@ def test_identity_not_equality_tells_nodes_apart():
     with pytest.raises(TypeError, match="no truth value"):
         a in [b]  # noqa: B015 (a list would compare with ==: refused, not silently True)
     with pytest.raises(TypeError, match="not NoneType"):
-        rasp.tokens == None  # noqa: E711
+        rasp.tokens == None  # noqa: E711, B015
     with pytest.raises(TypeError, match="not list"):
         rasp.tokens + [1]
 

@@ -17,7 +17,7 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.compiler.primitives.selector_width import bos_shares, bos_weight, width_from_share
 from rasp_compile.compiler.tolerances import smallest_gap
 from rasp_compile.frontend import load_program, parse_program
-from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.prediction import predict
 from rasp_compile.runtime.model import n_params
 
 from differential import compiled_exactly

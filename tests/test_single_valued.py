@@ -19,7 +19,7 @@ from rasp_compile.errors import RaspError, RaspRuntimeError
 from rasp_compile.frontend import load_checked, load_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.frontend.single_valued import IMPOSSIBLE, POSSIBLE, conflicts_possible
-from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.prediction import predict
 from rasp_compile.tools.interpret import evaluate
 
 from random_programs import programs

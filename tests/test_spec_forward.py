@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from model_zoo import handmade_module, model_variants, random_model, random_token_ids
-from rasp_compile.runtime import forward
+from rasp_compile.runtime import execute
 from rasp_compile.runtime.weights_file import load, save
 
 
@@ -58,7 +58,7 @@ def test_forward_matches_the_spec(tmp_path, name):
     model = load(tmp_path / "model.npz")
     for n_tokens in range(1, model.meta["max_len"] + 1):
         ids = random_token_ids(model, n_tokens, batch=3, seed=n_tokens)
-        got = forward.logits(model, ids)
+        got = execute.logits(model, ids)
         assert got.dtype == model.dtype
         want = np.stack([spec_forward(model.meta, model.params, row.tolist()) for row in ids])
         scale = np.abs(want).max()  # tolerances relative to the logits' scale

@@ -10,7 +10,6 @@ import importlib.util
 import json
 from pathlib import Path
 
-import pytest
 
 from extras import require
 

@@ -22,7 +22,7 @@ from rasp_compile.cli import dask_run, run_cmd
 from rasp_compile.tools import all_inputs
 from rasp_compile.tools.all_inputs import chunk_inputs, chunks, count_chunks, count_inputs
 from rasp_compile.frontend import load_program
-from rasp_compile.runtime import forward
+from rasp_compile.runtime import prediction
 from rasp_compile.runtime.weights_file import load, save
 from rasp_compile.tools.interpret import evaluate
 
@@ -77,7 +77,7 @@ def independent_count(path: str) -> dict:
     rows, disagreeing = [], []
     for n in range(1, MAX_LEN + 1):
         inputs = [list(tokens) for tokens in product("()", repeat=n)]
-        got = forward.predict(model, inputs)
+        got = prediction.predict(model, inputs)
         agree = 0
         for tokens, outputs in zip(inputs, got):
             want = dyck1(tokens)

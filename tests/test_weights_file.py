@@ -40,6 +40,13 @@ def test_counts():
     assert n_nonzero(model) == n_params(model) - 6
 
 
+def npy_bytes(array):
+    """`array` as a .npy file's bytes."""
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
 def write_npz(path, meta, arrays):
     with open(path, "wb") as f:
         np.savez(f, meta=np.array(json.dumps(meta)), **arrays)
@@ -206,7 +213,7 @@ BAD_FILES = {  # name: (writer of the bad file, words the message must contain)
     "missing file": (lambda path: None, "no such file"),
     "not a zip": (lambda path: path.write_text("hello, I am not a model\n"), "not a zip archive"),
     "empty file": (lambda path: path.write_bytes(b""), "not a zip archive"),
-    "a .npy file": (lambda path: np.save(open(path, "wb"), np.zeros(3)), "single .npy array"),
+    "a .npy file": (lambda path: path.write_bytes(npy_bytes(np.zeros(3))), "single .npy array"),
     "object array (pickled)": (object_array, "pickled Python objects"),
     "truncated": (truncated, "corrupt or truncated"),
     "corrupt member": (corrupt_member, "corrupt or truncated array 'wte'"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from rich.table import Table
 
-from ..runtime.forward import input_vocab
+from ..runtime.prediction import input_vocab
 from ..runtime.model import Model
 from ..safe_text import markup_safe
 from ..tools.all_inputs import count_inputs

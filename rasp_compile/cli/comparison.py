@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import ir
 from ..errors import RaspRuntimeError
-from ..runtime.forward import decode, encode, input_vocab, logits
+from ..runtime.execute import logits
+from ..runtime.prediction import decode, encode, input_vocab
 from ..runtime.model import Model
 from ..runtime.token_text import value_text
 from ..tools.interpret import evaluate_vocab_indices

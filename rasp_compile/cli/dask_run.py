@@ -6,7 +6,7 @@ Needs the `[distributed]` extra (`dask[distributed]`), imported only in these fu
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..safe_text import terminal_safe
 from ..tools.all_inputs import Chunk

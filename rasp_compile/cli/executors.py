@@ -17,11 +17,12 @@ import os
 import signal
 import tempfile
 import threading
+from typing import Any
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..errors import WeightsError
-from ..runtime.forward import input_vocab
+from ..runtime.prediction import input_vocab
 from ..runtime.model import Model
 from ..runtime.weights_file import load, save
 from ..safe_text import terminal_safe
@@ -104,7 +105,8 @@ def in_processes(carried: Payload, chunks: Iterable[Chunk], workers: int) -> Ite
     pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start_worker,
                                initargs=(carried,))
     try:
-        pending, chunks = set(), iter(chunks)
+        pending: set[Any] = set()
+        chunks = iter(chunks)
         while True:
             pending |= {pool.submit(_run_in_worker, chunk) for chunk in take(chunks, IN_FLIGHT * workers - len(pending))}
             if not pending:

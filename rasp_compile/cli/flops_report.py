@@ -9,7 +9,7 @@ from rich.table import Table
 
 from ..tools.direct_cost import direct_rule_cost
 from ..tools.flops import CONVENTIONS, count_flops
-from ..runtime.forward import encode
+from ..runtime.prediction import encode
 from ..runtime.model import Model
 from ..safe_text import markup_safe
 from .common import check_one_pass, program_errors

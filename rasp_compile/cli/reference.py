@@ -17,7 +17,7 @@ from ..errors import InputError, RaspError, WeightsError, format_error, recursio
 from ..frontend import parse_program
 from ..frontend.parse import parse
 from ..frontend.lower import MAX_LEN_LIMIT, check_module
-from ..runtime.forward import input_vocab
+from ..runtime.prediction import input_vocab
 from ..runtime.model import Model
 from ..runtime.token_keys import token_key
 from ..tools.interpret import evaluate_many

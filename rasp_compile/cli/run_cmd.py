@@ -12,7 +12,7 @@ import sys
 
 from rich.table import Table
 
-from ..runtime.forward import can_complete, complete, predict
+from ..runtime.prediction import can_complete, complete, predict
 from ..runtime.model import Model
 from . import accuracy, flops_report, html_cmd, margins_report, score, trace_report, verify
 from ..safe_text import markup_safe, terminal_safe

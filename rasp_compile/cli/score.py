@@ -7,7 +7,7 @@ position. The first K predictions are not counted (a decoder's first outputs may
 
 from __future__ import annotations
 
-from ..runtime.forward import predict
+from ..runtime.prediction import predict
 from ..runtime.model import Model
 from .common import CliError
 from .tokens import join_tokens, same_value

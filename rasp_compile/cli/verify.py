@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.forward import input_vocab
+from ..runtime.prediction import input_vocab
 from ..tools.all_inputs import MAX_INPUTS, chunks, count_chunks, count_inputs
 from .common import CliError, Parser, whole_number
 from .comparison import Subject, Tally

@@ -14,12 +14,15 @@ so this changes nothing at any other position. QED.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..runtime.model import FORMAT, Model
 from .layout import BOS, Layout
-from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Readout, TableMLP
+from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, Readout, TableMLP
 from .primitives.categorical_attn import categorical_head
 from .primitives.embed import embeddings
 from .primitives.gated_map import gated_map_mlp
@@ -39,7 +42,7 @@ def build_head(op: Attend, layout: Layout, max_len: int) -> Head:
     return builders[op.kind](op, layout, max_len)
 
 
-def build_mlp(op, layout: Layout) -> MLP:
+def build_mlp(op: Op, layout: Layout) -> MLP:
     if isinstance(op, TableMLP):
         return table_mlp(op, layout)
     if isinstance(op, NumericMLP):
@@ -81,7 +84,7 @@ def _compensate(w: np.ndarray, b: np.ndarray, x_bos: np.ndarray, wanted: np.ndar
     w[bos_row] += wanted - (x_bos @ w + b)
 
 
-def _attention_arrays(heads: list[Head], layout: Layout, x_bos: np.ndarray) -> tuple[dict, np.ndarray]:
+def _attention_arrays(heads: list[Head], layout: Layout, x_bos: np.ndarray) -> tuple[dict[str, Any], np.ndarray]:
     """c_attn / c_proj arrays for the heads, and what the block's attention adds at BOS."""
     d_head = max(max(h.d_qk, h.d_v) for h in heads)
     scale = np.sqrt(d_head)
@@ -113,59 +116,66 @@ def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Lay
     """The model of docs/format.md, its arrays in float64 (cast_to casts them; passes/prune.py
     may drop dimensions first)."""
     program = graph.program
-    n = program.max_len
     folds = Folds(graph, layout)
-    wte, wpe = (folds.spread(m) for m in embeddings(embeds, layout, program.vocab, n))
+    wte, wpe = (folds.spread(m) for m in embeddings(embeds, layout, program.vocab, program.max_len))
     wpe = wpe + folds.constant
     params: dict[str, np.ndarray] = {"wte": wte, "wpe": wpe}
     x_bos = wte[len(program.vocab)] + wpe[0]
     layers = []
     for i, block in enumerate(blocks):
-        layer = {"n_head": 0, "d_head": 0, "d_mlp": 0}
-        if block.heads:
-            heads = [build_head(op, layout, n) for op in block.heads]
-            for head in heads:
-                head.w_o = folds.spread(head.w_o)
-            attention, bos_out = _attention_arrays(heads, layout, x_bos)
-            layer.update(n_head=attention["n_head"], d_head=attention["d_head"])
-            params.update({f"blocks.{i}.attn.{k}": v for k, v in attention["arrays"].items()})
-            x_bos = x_bos + bos_out
-        mlp = stack_mlps([build_mlp(op, layout) for op in block.mlps], layout.d_model)
-        mlp.w_out, mlp.b_out = folds.spread(mlp.w_out), folds.spread(mlp.b_out)
-        if mlp.b_in.shape[0] or mlp.b_out.any():
-            mlp = _at_least_one_unit(mlp)
-            layer["d_mlp"] = mlp.b_in.shape[0]
-            params.update(
-                {
-                    f"blocks.{i}.mlp.c_fc.w": mlp.w_in,
-                    f"blocks.{i}.mlp.c_fc.b": mlp.b_in,
-                    f"blocks.{i}.mlp.c_proj.w": mlp.w_out,
-                    f"blocks.{i}.mlp.c_proj.b": mlp.b_out,
-                }
-            )
-            x_bos = x_bos + np.maximum(x_bos @ mlp.w_in + mlp.b_in, 0) @ mlp.w_out + mlp.b_out
+        layer, arrays, x_bos = _block(block, layout, folds, x_bos, program.max_len)
         layers.append(layer)
+        params.update({f"blocks.{i}.{key}": array for key, array in arrays.items()})
     unembed, unembed_b, output_values = _readout(graph.readout, layout)
     params["unembed"] = unembed
     if unembed_b is not None:
         params["unembed_b"] = unembed_b
-    residual = list(layout.labels)
-    meta = {
+    return Model(_meta(graph, layers, output_values, layout), params)
+
+
+def _block(block: Block, layout: Layout, folds: Folds, x_bos: np.ndarray,
+           max_len: int) -> tuple[dict[str, int], dict[str, np.ndarray], np.ndarray]:
+    """meta.layers' entry for one block, its arrays (keys after `blocks.i.`), and the BOS residual
+    after it, given `x_bos` before it."""
+    layer = {"n_head": 0, "d_head": 0, "d_mlp": 0}
+    arrays: dict[str, np.ndarray] = {}
+    if block.heads:
+        heads = [build_head(op, layout, max_len) for op in block.heads]
+        heads = [replace(head, w_o=folds.spread(head.w_o)) for head in heads]
+        attention, bos_out = _attention_arrays(heads, layout, x_bos)
+        layer.update(n_head=attention["n_head"], d_head=attention["d_head"])
+        arrays.update({f"attn.{k}": v for k, v in attention["arrays"].items()})
+        x_bos = x_bos + bos_out
+    mlp = stack_mlps([build_mlp(op, layout) for op in block.mlps], layout.d_model)
+    mlp = replace(mlp, w_out=folds.spread(mlp.w_out), b_out=folds.spread(mlp.b_out))
+    if mlp.b_in.shape[0] or mlp.b_out.any():
+        mlp = _at_least_one_unit(mlp)
+        layer["d_mlp"] = mlp.b_in.shape[0]
+        arrays.update({"mlp.c_fc.w": mlp.w_in, "mlp.c_fc.b": mlp.b_in,
+                       "mlp.c_proj.w": mlp.w_out, "mlp.c_proj.b": mlp.b_out})
+        x_bos = x_bos + np.maximum(x_bos @ mlp.w_in + mlp.b_in, 0) @ mlp.w_out + mlp.b_out
+    return layer, arrays, x_bos
+
+
+def _meta(graph: Graph, layers: list[dict[str, int]], output_values: list[object] | None,
+          layout: Layout) -> dict[str, object]:
+    """The JSON header of docs/format.md (the driver adds the inspection fields)."""
+    program = graph.program
+    return {
         "format": FORMAT,
         "vocab": [_json_value(v) for v in program.vocab] + [_bos_marker(program.vocab)],
         "bos_id": len(program.vocab),
-        "max_len": n,
+        "max_len": program.max_len,
         "causal": program.causal,
         "activation": "relu",
         "layers": layers,
         "output": {"name": program.output_name, "encoding": graph.output.encoding, "values": output_values},
         "source": program.source or "",
-        "residual": residual,
+        "residual": list(layout.labels),
     }
-    return Model(meta, params)
 
 
-def cast_to(model: Model, dtype) -> Model:
+def cast_to(model: Model, dtype: DTypeLike) -> Model:
     """`model` with every array in `dtype`, contiguous."""
     return Model(model.meta, {k: np.ascontiguousarray(v, dtype=dtype) for k, v in model.params.items()})
 
@@ -179,7 +189,7 @@ def _at_least_one_unit(mlp: MLP) -> MLP:
     return MLP(w_in=np.zeros((d_model, 1)), b_in=np.zeros(1), w_out=np.zeros((1, d_model)), b_out=mlp.b_out)
 
 
-def _readout(readout: Readout, layout: Layout):
+def _readout(readout: Readout, layout: Layout) -> tuple[np.ndarray, np.ndarray | None, list[object] | None]:
     """unembed [d_model, n_out], unembed_b or None, and what each column means."""
     rows = [dim for var in readout.inputs for dim in layout.dims(var)]
     unembed = np.zeros((layout.d_model, readout.weights.shape[1]))
@@ -189,12 +199,12 @@ def _readout(readout: Readout, layout: Layout):
     return unembed, unembed_b, values
 
 
-def _json_value(value):
+def _json_value(value: object) -> object:
     """A value as JSON holds it (numpy scalars and the like become plain Python)."""
     return json.loads(json.dumps(value))
 
 
-def _bos_marker(vocab: tuple) -> str:
+def _bos_marker(vocab: tuple[object, ...]) -> str:
     marker = BOS_TOKEN
     while marker in vocab:
         marker = f"<{marker}>"

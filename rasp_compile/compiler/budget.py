@@ -21,7 +21,7 @@ from __future__ import annotations
 from math import prod
 
 from .. import ir
-from ..errors import RaspValueError
+from ..errors import Loc, RaspValueError
 from ..frontend.infer import ValueSets
 from .primitives.gated_map import hidden_units
 from .layout import Layout
@@ -65,7 +65,7 @@ def parameter_estimate(graph: Graph, layout: Layout) -> int:
     return layout.d_model * columns
 
 
-def _widest(graph: Graph, layout: Layout) -> tuple[str, int, object] | None:
+def _widest(graph: Graph, layout: Layout) -> tuple[str, int, Loc | None] | None:
     """The variable that takes most of the residual dimensions, if one takes half or more: its
     description, their number, its place. Every value set may be within the checker's limits
     while the model is not: a selector that combines selects of several s-ops reads one key made
@@ -96,7 +96,7 @@ def numeric_units(op: NumericMLP) -> int:
 
 
 def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "about",
-               widest: tuple | None = None) -> RaspValueError:
+               widest: tuple[str, int, Loc | None] | None = None) -> RaspValueError:
     """The refusal; `widest` (see `_widest`) names the widest part of the residual and is where
     the error points, else the output."""
     width = f"{d_model:,}" if bound == "about" else f"{bound} {d_model:,}"  # a layout's is exact

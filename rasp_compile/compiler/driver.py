@@ -186,10 +186,17 @@ def compile_program(
         model = cast_to(model, dtype)
         if unproven is not None:
             margins = _answer_on_every_input(model, program, graph, unproven, margins, enabled, dtype)
-        model.meta.update(describe_model(graph, blocks, conflicts_possible(program, value_sets)))  # meta.heads and meta.sops (docs/inspect.md)
-        model.meta["margins"] = margins  # every read-out's proven error bound and tolerance (docs/format.md)
-        model.meta.update(readable_labels(model.meta, program))  # derived features named after what they hold
-    model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
+        model = dataclasses.replace(model, meta={
+            **model.meta,
+            **describe_model(graph, blocks, conflicts_possible(program, value_sets)),  # meta.heads and meta.sops (docs/inspect.md)
+            "margins": margins,  # every read-out's proven error bound and tolerance (docs/format.md)
+        })
+        model = dataclasses.replace(model, meta={
+            **model.meta, **readable_labels(model.meta, program),  # derived features named after what they hold
+        })
+    model = dataclasses.replace(model, meta={
+        **model.meta, "optimizations_off": sorted(set(disabled)),  # an extension of the meta of docs/format.md
+    })
     validate(model)
     return model
 

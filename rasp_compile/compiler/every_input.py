@@ -14,10 +14,11 @@ itself is in error (the interpreter raises) have no answer to compare and are le
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .. import ir
 from ..errors import RaspPrecisionError
-from ..runtime.forward import predict
+from ..runtime.prediction import predict
 from ..runtime.model import Model
 from ..tools.all_inputs import chunk_inputs, chunks, count_inputs
 from ..tools.interpret import evaluate_batch
@@ -33,7 +34,7 @@ def checkable(program: ir.Program) -> bool:
     return count_inputs(len(program.vocab), program.max_len) <= EVERY_INPUT_LIMIT
 
 
-def verified_margin(model: Model, program: ir.Program, unproven: RaspPrecisionError, reads: str) -> dict:
+def verified_margin(model: Model, program: ir.Program, unproven: RaspPrecisionError, reads: str) -> dict[str, Any]:
     """meta.margins' entry for the answer, measured on every input: the largest error over
     OUTPUT_TOLERANCE max(1, |v|), as a bound in units of OUTPUT_TOLERANCE; `unproven` (the
     analysis's refusal) is raised again where an answer strays further."""
@@ -46,7 +47,7 @@ def verified_margin(model: Model, program: ir.Program, unproven: RaspPrecisionEr
             "bound": worst * OUTPUT_TOLERANCE, "tolerance": OUTPUT_TOLERANCE, "proof": "every input"}
 
 
-def _worst_share(model: Model, program: ir.Program, inputs: list[list], unproven: RaspPrecisionError) -> float:
+def _worst_share(model: Model, program: ir.Program, inputs: list[list[Any]], unproven: RaspPrecisionError) -> float:
     """The largest |model - program| / (OUTPUT_TOLERANCE max(1, |v|)) over `inputs`; `unproven`
     when it passes 1 (or the model's answer is not a finite number)."""
     worst = 0.0

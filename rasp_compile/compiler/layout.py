@@ -8,7 +8,7 @@ prints with labels and a bug that swaps two columns is visible.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,8 +22,9 @@ BOS = "bos"
 @dataclass(frozen=True)
 class Layout:
     labels: tuple[str, ...]
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)  # label -> its dimension
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         index = {label: i for i, label in enumerate(self.labels)}
         if len(index) != len(self.labels):
             twice = next(label for label in self.labels if self.labels.count(label) > 1)
@@ -48,7 +49,7 @@ class Layout:
             return [self[var.label]]
         return [self[label] for label in var.dim_labels]
 
-    def vector(self, coordinates: dict[str, float]):
+    def vector(self, coordinates: dict[str, float]) -> np.ndarray:
         """A d_model vector from {dimension label: value}."""
         out = np.zeros(self.d_model)
         for label, value in coordinates.items():

@@ -18,7 +18,7 @@ import dataclasses
 import enum
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -9,9 +9,11 @@ The schedule is as short as the longest chain of dependencies allows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .ops import Attend, Embed, Graph, Linear, Op, op_inputs
+from .variables import Var
 
 
 @dataclass
@@ -26,15 +28,15 @@ def sublayer_of(graph: Graph) -> dict[Op, int]:
     return _slots(graph.ops)
 
 
-def sublayers_after(ops: list[Op], candidates: list[Op]) -> list[int]:
+def sublayers_after(ops: Sequence[Op], candidates: Sequence[Op]) -> list[int]:
     """The sub-layer each of `candidates` would take if it came after `ops` (in dependency order,
     as a graph's)."""
     ready = {o.out: s for o, s in _slots(ops).items()}
     return [_slot(op, ready) for op in candidates]
 
 
-def _slots(ops: list[Op]) -> dict[Op, int]:
-    ready: dict = {}  # Var -> sub-layer after which it is in the residual stream
+def _slots(ops: Sequence[Op]) -> dict[Op, int]:
+    ready: dict[Var, int] = {}  # Var -> sub-layer after which it is in the residual stream
     slot: dict[Op, int] = {}
     for op in ops:
         slot[op] = _slot(op, ready)
@@ -42,7 +44,7 @@ def _slots(ops: list[Op]) -> dict[Op, int]:
     return slot
 
 
-def _slot(op: Op, ready: dict) -> int:
+def _slot(op: Op, ready: dict[Var, int]) -> int:
     if isinstance(op, Embed):
         return -1
     if isinstance(op, Linear):  # written by its inputs' writers: complete after the last
@@ -58,14 +60,14 @@ def schedule(graph: Graph) -> tuple[list[Embed], list[Block]]:
     slots = sublayer_of(graph)
     n_blocks = (max(slots.values(), default=-1) + 2) // 2
     blocks = [Block() for _ in range(n_blocks)]
-    embeds = []
+    embeds: list[Embed] = []
     for op in graph.ops:
         s = slots[op]
         if isinstance(op, Linear):
             continue
-        if s < 0:
+        if isinstance(op, Embed):  # sub-layer -1 (_slot)
             embeds.append(op)
-        elif s % 2 == 0:
+        elif isinstance(op, Attend):  # an even sub-layer: attention (_slot)
             blocks[s // 2].heads.append(op)
         else:
             blocks[s // 2].mlps.append(op)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from .variables import CONSTANT, Var
 
@@ -23,8 +24,8 @@ class PositionMatch:
     positions_are_keys: bool
     position: Var
     position_squared: Var
-    target: dict
-    match: dict
+    target: dict[Any, float]
+    match: dict[Any, float]
     sure: bool = False  # every query has its key at every input (passes/position_selects.number_match)
 
 
@@ -35,7 +36,7 @@ class Term:
 
     keys: Var
     queries: Var
-    table: dict  # (key value, query value) -> bool, over keys.domain x queries.domain
+    table: dict[tuple[Any, Any], bool]  # (key value, query value) -> bool, over keys.domain x queries.domain
     by_position: PositionMatch | None = None
 
     def reads(self) -> tuple[Var, ...]:
@@ -56,7 +57,7 @@ class SelectorSpec:
         """The variables the head reads, each once, in a stable order."""
         return tuple(dict.fromkeys(var for term in self.terms for var in term.reads()))
 
-    def holds(self, keys: dict, queries: dict) -> bool:
+    def holds(self, keys: dict[Var, Any], queries: dict[Var, Any]) -> bool:
         """Whether the spec selects, given each variable's value at the key and at the query."""
         return all(t.table[(keys[t.keys], queries[t.queries])] for t in self.terms)
 
@@ -66,8 +67,8 @@ class Column:
     """One head dimension: q = sum of q[feature] * feature at the query, likewise k at the key
     (coefficients in units of S on q, plain on k)."""
 
-    q: dict
-    k: dict
+    q: dict[Any, float]
+    k: dict[Any, float]
 
 
 @dataclass(frozen=True, eq=False)

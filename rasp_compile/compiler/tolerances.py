@@ -16,6 +16,8 @@ matters. The float tolerances below are in units of u, the unit roundoff (precis
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 # -- attention: how much a softmax may leak --------------------------------------------------
 
@@ -136,14 +138,14 @@ def needed_gap(n_keys: int, tolerated_leak: float) -> float:
     return math.log(n_keys / tolerated_leak)
 
 
-def smallest_gap(values) -> float:
+def smallest_gap(values: Iterable[Any]) -> float:
     """The smallest distance between two of the (numeric) values; 1 when there is one value."""
     ordered = sorted(set(float(v) for v in values))
     gaps = [b - a for a, b in zip(ordered, ordered[1:])]
     return min(gaps, default=1.0)
 
 
-def spread(values) -> float:
+def spread(values: Iterable[Any]) -> float:
     """The largest distance between two of the (numeric) values; 1 when they are all equal."""
     ordered = [float(v) for v in values]
     return (max(ordered) - min(ordered)) or 1.0

@@ -5,8 +5,10 @@ weight that reads or writes the wrong direction is visible in print and fails wh
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from .. import ir
 from ..errors import Loc
@@ -26,17 +28,17 @@ class Var:
 
     label: str
     encoding: str
-    values: tuple
+    values: tuple[Any, ...]
     may_be_none: bool = False
     loc: Loc | None = None
 
     @property
-    def domain(self) -> tuple:
+    def domain(self) -> tuple[Any, ...]:
         """The values a table over this variable must cover (None too if it may be none)."""
         return self.values + ((None,) if self.may_be_none else ())
 
     @cached_property
-    def position(self) -> dict:
+    def position(self) -> dict[Any, int]:
         """value -> its index in `values` (by equality: 1, 1.0 and True are one value)."""
         return {v: i for i, v in enumerate(self.values)}
 
@@ -45,7 +47,7 @@ class Var:
         """The label of each categorical dimension, in `values` order (see `dim_labels`)."""
         return dim_labels(self.label, self.values)
 
-    def encode(self, value) -> dict[str, float]:
+    def encode(self, value: Any) -> dict[str, float]:
         """The residual coordinates of `value`, by dimension label (none: nothing)."""
         if value is None:
             return {}
@@ -54,12 +56,12 @@ class Var:
         return {coordinate(self, value): 1.0}
 
 
-def empty_of(var: Var):
+def empty_of(var: Var) -> int | None:
     """What a map writing `var` gives where its argument is none: 0 if numerical, else none."""
     return 0 if var.encoding == ir.NUMERICAL else None
 
 
-def coordinate(var: Var, value) -> str:
+def coordinate(var: Var, value: Any) -> str:
     """The label of one residual coordinate of `var`: its value's dimension (categorical), or
     the variable's one dimension (numerical; `value` is None)."""
     if var.encoding == ir.NUMERICAL:
@@ -67,7 +69,7 @@ def coordinate(var: Var, value) -> str:
     return var.dim_labels[var.position[value]]
 
 
-def dim_labels(var_label: str, values) -> tuple[str, ...]:
+def dim_labels(var_label: str, values: Sequence[Any]) -> tuple[str, ...]:
     """`tokens:a`, `indices:3`: the names of a categorical variable's dimensions, one per value,
     each `var_label:` and the value as `value_text` spells it (a pack as its items: `(0,a)`,
     element_fn.unpacked). Where two of the values spell
@@ -82,7 +84,7 @@ def dim_labels(var_label: str, values) -> tuple[str, ...]:
     return tuple(f"{var_label}:{value!r}" for value in values)
 
 
-def value_text(value) -> str:
+def value_text(value: object) -> str:
     """A value as a dimension label spells it: true/false, none, (a,b) for a tuple."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -93,7 +95,7 @@ def value_text(value) -> str:
     return str(value)
 
 
-def sorted_values(values) -> list:
+def sorted_values(values: Collection[Any]) -> list[Any]:
     """`values` ordered by sort_key; a set of floats (a mean's, hundreds of thousands) sorted as
     plain numbers, which is the same order several times faster."""
     if all(type(v) is float for v in values):
@@ -101,7 +103,7 @@ def sorted_values(values) -> list:
     return sorted(values, key=sort_key)
 
 
-def sort_key(value):
+def sort_key(value: Any) -> tuple[Any, ...]:
     """Orders mixed values deterministically: numbers by value, then strings, then tuples."""
     if isinstance(value, tuple):
         return (3, tuple(sort_key(v) for v in value))

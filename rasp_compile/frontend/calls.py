@@ -6,7 +6,8 @@ names a function here (a parameter or a binding of the same name hides it).
 
 from __future__ import annotations
 
-from typing import Iterable, NoReturn
+from typing import NoReturn
+from collections.abc import Iterable
 
 from . import syntax_tree, lambda_eval
 from .. import ir

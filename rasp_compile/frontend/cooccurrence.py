@@ -11,7 +11,7 @@ sets"). `balance * length` then takes the whole numbers -n..n, not every mean ti
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Callable
+from collections.abc import Callable
 
 from .. import ir
 from .means import means_by_count

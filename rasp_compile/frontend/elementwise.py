@@ -19,7 +19,7 @@ received (`lambda_eval.FailedOn`), so messages name the user's lambda and argume
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .. import ir
 from ..errors import Loc

@@ -10,7 +10,7 @@ lambda closes over the constant's value.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from . import syntax_tree, lambda_eval
 from .. import ir

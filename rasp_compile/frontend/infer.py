@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from itertools import product
 from numbers import Number
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ reads it categorically keeps only the values its reader tells apart (lowering/vi
 MAX_COMBINATIONS = 2_000_000
 """The most value pairs a sequence_map or select lambda is tried on (each pair is one call)."""
 
-ValueSets = dict  # dict[ir.SOp, frozenset[ir.Value]], keyed by node identity
+ValueSets = dict[ir.SOp, frozenset[Any]]  # each s-op's values (ir.Value, or None), keyed by node identity
 Twins = dict  # dict[ir.SOp, twins.Groups]: an s-op's values equal to others of its set but not the same
 
 

@@ -21,7 +21,7 @@ computed for every element (so a division the short-circuit guards may decline t
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

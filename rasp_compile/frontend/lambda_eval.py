@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Callable
+from collections.abc import Callable
 
 from . import syntax_tree
 from .lambda_arrays import array_closure

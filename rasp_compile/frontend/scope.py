@@ -8,14 +8,14 @@ or a constant (a Python str, int, float or bool, or a tuple of constants).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Union
+from typing import Protocol
 
 from . import syntax_tree
 from .. import ir
 from ..errors import Loc, RaspNameError
 from .lambda_eval import literal
 
-Value = Union[ir.SOp, ir.Selector, ir.Value, tuple]
+Value = ir.SOp | ir.Selector | ir.Value | tuple
 
 SCALAR = (str, int, float)  # bool is an int
 """The types of a scalar constant (a tuple is a constant too, but no scalar)."""

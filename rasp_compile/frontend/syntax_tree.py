@@ -8,11 +8,11 @@ name, a declaration's keyword, a lambda's `lambda`.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Iterator, Union
+from collections.abc import Iterator
 
 from ..errors import Loc
 
-Scalar = Union[str, int, float, bool]
+Scalar = str | int | float | bool
 
 
 class Node:
@@ -117,8 +117,8 @@ class Call(Node):
     loc: Loc
 
 
-Expr = Union[Name, Literal, Unary, Binary, Ternary, Tuple, Index, Call]
-Argument = Union[Expr, Lambda, Keyword, CompareOp]
+Expr = Name | Literal | Unary | Binary | Ternary | Tuple | Index | Call
+Argument = Expr | Lambda | Keyword | CompareOp
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ class Output(Node):
     loc: Loc
 
 
-Statement = Union[Assign, Def, Vocab, MaxLen, Causal, Output]
+Statement = Assign | Def | Vocab | MaxLen | Causal | Output
 
 
 @dataclass

@@ -23,7 +23,7 @@ from importlib import metadata
 import numpy as np
 
 from ..errors import InputError, MissingExtraError
-from ..runtime.forward import encode
+from ..runtime.prediction import encode
 from ..runtime.model import Model, validate
 from .labels import labels_of
 from .tl_weights import PaddedSizes, bridge_weights, hooked_weights, padded_sizes

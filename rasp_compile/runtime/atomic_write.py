@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Union
+from collections.abc import Callable, Iterable
+from typing import BinaryIO
 
 from ..errors import OutputError
 
-Content = Union[bytes, Callable[[BinaryIO], None]]
-StrPath = Union[str, "os.PathLike[str]"]
+Content = bytes | Callable[[BinaryIO], None]
+StrPath = str | os.PathLike[str]
 
 
 def check_output(path: StrPath, inputs: Iterable[StrPath] = ()) -> None:

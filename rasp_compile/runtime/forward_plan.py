@@ -1,5 +1,5 @@
 """The forward pass of docs/format.md on the part of each weight that is not zero: what
-`forward.logits` runs.
+`execute.logits` runs.
 
 A compiled model is sparse: a layer reads a few columns of the residual stream and writes a few
 others, a head uses few of its query, key and value dimensions, and many layers copy one input to
@@ -28,7 +28,7 @@ not vectorised, about 6 times slower); and a softmax scale 1/sqrt(D) that is a p
 4, 16, 64, ...) is multiplied into the query weights, which scales every score exactly as dividing
 them does.
 
-Activations that overflow: `forward.logits` checks the logits and the final residual stream, so an
+Activations that overflow: `execute.logits` checks the logits and the final residual stream, so an
 inf or NaN anywhere in the stream is found, as in the full computation; only one that the full
 computation would multiply by zero weights alone (0 · inf is NaN there) goes unseen.
 """
@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import math
 import weakref
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,10 +65,10 @@ class Tiled:
     (a bias added to every row, zeros for relu): one per plan, each grown to the largest chunk met
     and sliced to the chunk at hand. Read only once made, so calls on one plan may share it."""
 
-    def __init__(self):
-        self.by_key: dict = {}
+    def __init__(self) -> None:
+        self.by_key: dict[Hashable, np.ndarray] = {}
 
-    def rows(self, key, vector: np.ndarray, n_rows: int) -> np.ndarray:  # [width] -> [n_rows, width]
+    def rows(self, key: Hashable, vector: np.ndarray, n_rows: int) -> np.ndarray:  # [width] -> [n_rows, width]
         tiled = self.by_key.get(key)
         if tiled is None or len(tiled) < n_rows:
             tiled = self.by_key[key] = np.tile(vector, (n_rows, 1))
@@ -164,7 +165,8 @@ def kept_dims(used: np.ndarray) -> np.ndarray:
     return np.argsort(~used, axis=1, kind="stable")[:, :width]
 
 
-def attention_plan(c_attn: dict, c_proj: dict, n_head: int, d_head: int) -> AttentionPlan | None:
+def attention_plan(c_attn: dict[str, np.ndarray], c_proj: dict[str, np.ndarray], n_head: int,
+                   d_head: int) -> AttentionPlan | None:
     """The attention sub-layer on its kept dimensions; None when it writes nothing."""
     w, b = c_attn["w"], c_attn["b"]
     width = n_head * d_head
@@ -186,7 +188,7 @@ def attention_plan(c_attn: dict, c_proj: dict, n_head: int, d_head: int) -> Atte
                          qk_columns.size // n_head, v_columns.size // n_head, scale)
 
 
-def mlp_plan(c_fc: dict, c_proj: dict) -> MlpPlan | None:
+def mlp_plan(c_fc: dict[str, np.ndarray], c_proj: dict[str, np.ndarray]) -> MlpPlan | None:
     """The MLP sub-layer cut to what it reads and writes; None when it writes nothing."""
     proj = dense(c_proj["w"], c_proj["b"])
     if proj.w.shape[1] == 0:
@@ -210,8 +212,9 @@ def plan(model: ModelLike) -> Plan:
 
 PLANS_KEPT = 8
 """`cached_plan` keeps the plans of the last PLANS_KEPT models it was asked for."""
+Identity = tuple[str, tuple[tuple[str, np.ndarray], ...]]  # _identity's: meta fields read, (key, array) pairs
 _plans: dict[bytes, Plan] = {}
-_seen: dict[int, tuple[weakref.ref, tuple, bytes]] = {}  # id(model) -> (the model, identity, content key)
+_seen: dict[int, tuple[weakref.ref[ModelLike], Identity, bytes]] = {}  # id(model) -> (the model, identity, content key)
 
 
 def cached_plan(model: ModelLike) -> Plan:
@@ -241,14 +244,14 @@ def cached_plan(model: ModelLike) -> Plan:
     return _plans[key]
 
 
-def _identity(model: Model) -> tuple:
+def _identity(model: ModelLike) -> Identity:
     """What tells, without reading any weight, that the model may have changed: the meta fields
     the pass reads, and each array's object and whether it can be written."""
     meta = model.meta
     return repr([meta["layers"], meta["causal"], meta["activation"]]), tuple(model.params.items())
 
 
-def _unchanged(before: tuple, now: tuple) -> bool:
+def _unchanged(before: Identity, now: Identity) -> bool:
     """Whether `now` (an `_identity`) has the meta and the very arrays of `before`, none writable."""
     (meta_before, arrays_before), (meta_now, arrays_now) = before, now
     return meta_before == meta_now and len(arrays_before) == len(arrays_now) and all(
@@ -256,12 +259,12 @@ def _unchanged(before: tuple, now: tuple) -> bool:
         for (key, array), (key_now, array_now) in zip(arrays_before, arrays_now))
 
 
-def content_key(model: Model) -> bytes:
+def content_key(model: ModelLike) -> bytes:
     """A hash of every array's bytes, type and shape and of the meta fields the pass reads."""
     hasher = hashlib.blake2b(digest_size=20)
     meta = model.meta
     hasher.update(repr([meta["layers"], meta["causal"], meta["activation"]]).encode())
     for key, array in model.params.items():
         hasher.update(repr((key, type(array), array.dtype.str, array.shape)).encode())
-        hasher.update(np.ascontiguousarray(array).view(np.ndarray))
+        hasher.update(np.ascontiguousarray(array).view(np.ndarray).data)
     return hasher.digest()

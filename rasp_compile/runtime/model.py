@@ -18,12 +18,19 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..errors import WeightsError
 from .token_keys import token_key
+
+if TYPE_CHECKING:
+    from ..tools.heads import HeadWeights
+    from .tracr_apply import AppliedOutput
 
 FORMAT = "rasp-compile/1"
 ACTIVATIONS = ("relu", "gelu")
@@ -40,15 +47,19 @@ SHAPE_HINTS = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class Model:
     """A transformer in the docs/format.md format.
 
     meta:   the JSON header (format, vocab, bos_id, max_len, causal, activation, layers, output, ...)
     params: every array of the file except `meta`, by its flat key (`wte`, `blocks.0.attn.c_attn.w`, ...)
+
+    Frozen: the compiler's steps build a new model (`dataclasses.replace`) rather than change one.
+    Its arrays become read-only when the model first runs (runtime/forward_plan.py); a user who edits
+    weights to see what they do makes one writable again, and the forward pass notices.
     """
 
-    meta: dict
+    meta: dict[str, Any]
     params: dict[str, np.ndarray]
 
     @property
@@ -57,46 +68,46 @@ class Model:
 
     @property
     def d_model(self) -> int:
-        return self.params["wte"].shape[1]
+        return int(self.params["wte"].shape[1])
 
     @property
     def n_ctx(self) -> int:
         """Positions of `wpe`: max_len, plus one for BOS when there is one."""
-        return self.meta["max_len"] + (self.meta["bos_id"] is not None)
+        return int(self.meta["max_len"]) + (self.meta["bos_id"] is not None)
 
     @property
     def n_out(self) -> int:
-        return self.params["unembed"].shape[1]
+        return int(self.params["unembed"].shape[1])
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> np.dtype[Any]:
         return self.params["wte"].dtype
 
-    def blocks(self) -> list[dict]:
+    def blocks(self) -> list[dict[str, Any]]:
         """Per block, the arrays nested as picoGPT's params, ready to splat into the forward pass:
         `{"attn": {"c_attn": {"w", "b"}, "c_proj": {"w", "b"}}, "mlp": {"c_fc": ..., "c_proj": ...}}`,
         with an absent sub-layer left out."""
-        blocks: list[dict] = [{} for _ in range(self.n_layers)]
+        blocks: list[dict[str, Any]] = [{} for _ in range(self.n_layers)]
         for key, array in self.params.items():
             if key.startswith("blocks."):
                 _, i, sub_layer, layer, name = key.split(".")
                 blocks[int(i)].setdefault(sub_layer, {}).setdefault(layer, {})[name] = array
         return blocks
 
-    def nested(self) -> dict:
+    def nested(self) -> dict[str, Any]:
         """All arrays as picoGPT's nested params: wte, wpe, blocks (see `blocks()`), unembed,
         and unembed_b when present."""
         top = {key: array for key, array in self.params.items() if not key.startswith("blocks.")}
         return {**top, "blocks": self.blocks()}
 
-    def head(self, layer: int, head: int):
+    def head(self, layer: int, head: int) -> HeadWeights:
         """Head `head` of layer `layer`: labelled W_Q, W_K, W_V, W_O and its QK and OV forms, the
         biases folded in (tools/heads.py)."""
         from ..tools.heads import head_weights
 
         return head_weights(self, layer, head)
 
-    def apply(self, tokens: list):
+    def apply(self, tokens: list[Any]) -> AppliedOutput:
         """The model on `tokens` given as tracr's `apply` takes them, BOS first: `.decoded`,
         `.residuals`, ... (runtime/tracr_apply.py; docs/from_tracr.md)."""
         from .tracr_apply import apply
@@ -116,7 +127,7 @@ class Model:
 
 def n_params(model: Model) -> int:
     """Total number of weights (every array element)."""
-    return sum(array.size for array in model.params.values())
+    return sum(int(array.size) for array in model.params.values())
 
 
 def n_nonzero(model: Model) -> int:
@@ -124,7 +135,7 @@ def n_nonzero(model: Model) -> int:
     return sum(int(np.count_nonzero(array)) for array in model.params.values())
 
 
-def astype(model: Model, dtype) -> Model:
+def astype(model: Model, dtype: DTypeLike) -> Model:
     """The same model with every array converted to `dtype` (float32 or float64)."""
     return Model(model.meta, {key: array.astype(dtype) for key, array in model.params.items()})
 
@@ -134,7 +145,7 @@ def expected_shapes(model: Model) -> dict[str, tuple[int, ...]]:
     meta = model.meta
     d_model = model.d_model
     n_out = len(meta["output"]["values"]) if meta["output"]["encoding"] == "categorical" else 1
-    shapes = {
+    shapes: dict[str, tuple[int, ...]] = {
         "wte": (len(meta["vocab"]), d_model),
         "wpe": (model.n_ctx, d_model),
         "unembed": (d_model, n_out),
@@ -156,7 +167,7 @@ def expected_shapes(model: Model) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def meta_from_json(path, text: str) -> dict:
+def meta_from_json(path: object, text: str) -> dict[str, Any]:
     """The meta object a weights file at `path` holds as JSON `text`; WeightsError (one line) when
     it is not JSON, too large or too deep to parse, or not a JSON object. Both file formats call it."""
     try:
@@ -188,24 +199,24 @@ def check_values(model: Model) -> None:
             _fail(f"array {key!r} holds NaN or infinity")
 
 
-def _fail(message: str):
+def _fail(message: str) -> NoReturn:
     raise WeightsError(message)
 
 
-def _is_int(value) -> bool:
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_token(value) -> bool:
+def _is_token(value: object) -> bool:
     return token_key(value) is not None
 
 
-def _is_size(value, least: int) -> bool:
+def _is_size(value: Any, least: int) -> bool:
     """An integer from `least` up to MAX_DIM."""
     return _is_int(value) and least <= value <= MAX_DIM
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     """A meta value as JSON for an error message: one line, at most SHOWN_CHARS characters, even
     for values too deep or too long to print whole."""
     try:
@@ -215,7 +226,7 @@ def _shown(value) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 3] + "..."
 
 
-def _require(meta: dict, field: str, check, what: str, where: str = "meta"):
+def _require(meta: dict[str, Any], field: str, check: Callable[[Any], object], what: str, where: str = "meta") -> Any:
     if field not in meta:
         _fail(f"{where} has no '{field}' field")
     if not check(meta[field]):
@@ -231,7 +242,7 @@ def _check_format(fmt: str) -> None:
     _fail(f"unknown format {_shown(fmt)} (expected {FORMAT!r})")
 
 
-def _check_meta(meta) -> None:
+def _check_meta(meta: Any) -> None:
     if not isinstance(meta, dict):
         _fail(f"meta must be a JSON object, got {type(meta).__name__}")
     _check_format(_require(meta, "format", lambda v: isinstance(v, str), "a string"))
@@ -273,7 +284,7 @@ def _check_meta(meta) -> None:
         _check_margins(meta["margins"])
 
 
-def _check_margins(margins) -> None:
+def _check_margins(margins: Any) -> None:
     """meta.margins: a list of {readout, kind, bound, tolerance} objects, `reads` and `proof` optional (docs/format.md)."""
     if not isinstance(margins, list):
         _fail("meta.margins must be a list")
@@ -287,7 +298,7 @@ def _check_margins(margins) -> None:
         _require(margin, "tolerance", lambda v: _is_number(v) and v > 0, "a finite number > 0", where)
 
 
-def _is_number(value) -> bool:
+def _is_number(value: object) -> bool:
     """A finite JSON number (not a bool; an int beyond float range is not)."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return False
@@ -297,7 +308,7 @@ def _is_number(value) -> bool:
         return False
 
 
-def _check_text(meta: dict) -> None:
+def _check_text(meta: dict[str, Any]) -> None:
     """Every string of meta must be text UTF-8 can write: JSON's escapes can spell a lone surrogate
     (`"\\udcff"`), which no report, page or terminal can show (writing the HTML report failed)."""
     try:

@@ -22,21 +22,24 @@ import json
 import math
 import os
 import struct
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from ..errors import WeightsError, special_file
+from .atomic_write import StrPath
 from .model import Model, check_structure, check_values, meta_from_json
 
 LENGTH_BYTES = 8  # the header's length, a little-endian u64, opens the file
 MAX_HEADER_BYTES = 100_000_000  # the most the safetensors package itself accepts
 METADATA = "__metadata__"
 META_KEY = "meta"  # where meta's JSON lives in __metadata__ (whose values must be strings)
-DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8")}
+DTYPES: dict[str, np.dtype[Any]] = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8")}
 DTYPE_NAMES = {np.dtype(np.float32): "F32", np.dtype(np.float64): "F64"}
 HEADER_ALIGNMENT = 8  # the header is padded with spaces so the data starts 8-byte aligned
 ENTRY_FIELDS = {"dtype", "shape", "data_offsets"}
+Entry = tuple[np.dtype[Any], tuple[int, ...], int]  # an array's dtype, shape and where its data begins
 MAX_COUNT = int(np.iinfo(np.intp).max)  # no dimension or offset can be larger (JSON's ints can)
 
 
@@ -44,7 +47,7 @@ def to_bytes(model: Model) -> bytes:
     """The whole file for a valid model (validate it first): arrays in the model's dtype (float64
     stays float64, anything else is written as float32), in sorted key order."""
     name = "F64" if model.dtype == np.float64 else "F32"
-    header: dict = {METADATA: {META_KEY: json.dumps(model.meta)}}
+    header: dict[str, Any] = {METADATA: {META_KEY: json.dumps(model.meta)}}
     chunks, offset = [], 0
     for key in sorted(model.params):
         array = model.params[key]
@@ -57,7 +60,7 @@ def to_bytes(model: Model) -> bytes:
     return struct.pack("<Q", len(text)) + text + b"".join(chunks)
 
 
-def _open(path: str | os.PathLike) -> BinaryIO:
+def _open(path: str | os.PathLike[str]) -> BinaryIO:
     special = special_file(path)
     if special:
         raise WeightsError(f"{path}: {special}, not a .safetensors weights file")
@@ -69,7 +72,7 @@ def _open(path: str | os.PathLike) -> BinaryIO:
         raise WeightsError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
-def _unique_keys(pairs: list[tuple]) -> dict:
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """json.loads' object_pairs_hook: a key twice is refused (json keeps the last; another reader
     may take the first)."""
     keys = [key for key, _ in pairs]
@@ -78,7 +81,7 @@ def _unique_keys(pairs: list[tuple]) -> dict:
     return dict(pairs)
 
 
-def _read_header(path, f: BinaryIO, file_bytes: int) -> tuple[dict, int]:
+def _read_header(path: StrPath, f: BinaryIO, file_bytes: int) -> tuple[dict[str, Any], int]:
     """The header as a JSON object, and the number of data bytes after it. Reads at most
     MAX_HEADER_BYTES, and never more than the file holds."""
     prefix = f.read(LENGTH_BYTES)
@@ -100,7 +103,7 @@ def _read_header(path, f: BinaryIO, file_bytes: int) -> tuple[dict, int]:
     return header, file_bytes - LENGTH_BYTES - length
 
 
-def _parse_meta(path, metadata) -> dict:
+def _parse_meta(path: StrPath, metadata: Any) -> dict[str, Any]:
     """meta from the header's __metadata__: a JSON string under "meta", holding a JSON object."""
     if not isinstance(metadata, dict) or not isinstance(metadata.get(META_KEY), str):
         raise WeightsError(f"{path}: no '{META_KEY}' string in the header's {METADATA}; "
@@ -108,12 +111,12 @@ def _parse_meta(path, metadata) -> dict:
     return meta_from_json(path, metadata[META_KEY])
 
 
-def _is_count(value) -> bool:
+def _is_count(value: object) -> bool:
     """A whole number from 0 up to the longest array dimension or byte offset there can be."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
 
 
-def _entry(path, key: str, entry) -> tuple[np.dtype, tuple[int, ...], int, int]:
+def _entry(path: StrPath, key: str, entry: Any) -> tuple[np.dtype[Any], tuple[int, ...], int, int]:
     """One array's (dtype, shape, begin, end) from its header entry, each checked."""
     if not isinstance(entry, dict) or set(entry) != ENTRY_FIELDS:
         raise WeightsError(f"{path}: array {key!r}: its header entry must hold exactly "
@@ -134,7 +137,7 @@ def _entry(path, key: str, entry) -> tuple[np.dtype, tuple[int, ...], int, int]:
     return dtype, tuple(shape), begin, end
 
 
-def _read_entries(path, header: dict, data_bytes: int, max_bytes: int) -> dict[str, tuple]:
+def _read_entries(path: StrPath, header: dict[str, Any], data_bytes: int, max_bytes: int) -> dict[str, Entry]:
     """Every array's (dtype, shape, begin) by key. The arrays must tile the data exactly, in
     order of their offsets (as the safetensors package requires), and take at most `max_bytes`."""
     entries = {key: _entry(path, key, entry) for key, entry in header.items()}
@@ -153,7 +156,7 @@ def _read_entries(path, header: dict, data_bytes: int, max_bytes: int) -> dict[s
     return {key: (dtype, shape, begin) for key, (dtype, shape, begin, _) in entries.items()}
 
 
-def _read_array(path, f: BinaryIO, data_start: int, key: str, entry: tuple) -> np.ndarray:
+def _read_array(path: StrPath, f: BinaryIO, data_start: int, key: str, entry: Entry) -> np.ndarray:
     """The data of array `key`, whose (dtype, shape, begin) `entry` was checked, in native byte order."""
     dtype, shape, begin = entry
     f.seek(data_start + begin)
@@ -163,7 +166,7 @@ def _read_array(path, f: BinaryIO, data_start: int, key: str, entry: tuple) -> n
     return array.reshape(shape).astype(dtype.newbyteorder("="), copy=False)  # native order, as .npz gives
 
 
-def _validated(path, check, model: Model) -> None:
+def _validated(path: StrPath, check: Callable[[Model], None], model: Model) -> None:
     """`check(model)`, its `WeightsError` prefixed with the file's name."""
     try:
         check(model)
@@ -171,7 +174,7 @@ def _validated(path, check, model: Model) -> None:
         raise WeightsError(f"{path}: {e}") from None
 
 
-def load(path: str | os.PathLike, max_bytes: int) -> Model:
+def load(path: str | os.PathLike[str], max_bytes: int) -> Model:
     """Read and validate a `.safetensors` weights file whose arrays may take at most `max_bytes`;
     `WeightsError` (one line, naming the problem) otherwise. Every allocation is bounded: the
     header (at most MAX_HEADER_BYTES) first, then its entries, meta and the shapes meta implies

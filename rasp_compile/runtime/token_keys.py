@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 
-def token_key(value) -> tuple | None:
+def token_key(value: object) -> tuple[str, str | bool | float] | None:
     """What identifies a token value: its kind and value, so that 1 and 1.0 are one token but
     true and 1, or "1" and 1, are two. None for anything that cannot be a token."""
     if isinstance(value, (str, bool)):

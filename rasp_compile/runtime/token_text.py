@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 import numpy as np
 
 from ..errors import InputError
-from ..element_fn import unpacked
+from ..element_fn import Value, unpacked
 from ..safe_text import shortened, terminal_safe
-from .forward import input_vocab
+from .prediction import input_vocab
 from .model import Model
 from .token_keys import token_key
 
 
-def value_text(value) -> str:
+def value_text(value: object) -> str:
     """How a token or output value is shown: `a`, `3`, `0.5`, `true`, `none`; a tuple (of an
     n-ary sequence_map, which is shown by its items: ir.unpacked) as `(0, a)`."""
     if value is None:
@@ -45,7 +46,7 @@ def single_characters(model: Model) -> bool:
     return all(len(value_text(token)) == 1 for token in input_vocab(model))
 
 
-def split_input(model: Model, text: str) -> list:
+def split_input(model: Model, text: str) -> list[Value]:
     """The tokens INPUT spells: one per character when every vocab token is one character and
     INPUT has no spaces, else one per whitespace-separated word, each matched by `token_of_text`."""
     words = list(text) if single_characters(model) and not any(c.isspace() for c in text) else text.split()
@@ -55,7 +56,7 @@ def split_input(model: Model, text: str) -> list:
     return [token_of_text(model, word, spelled) for word in words]
 
 
-def tokens_from(model: Model, tokens) -> list:
+def tokens_from(model: Model, tokens: str | Iterable[object]) -> list[Value]:
     """Tokens as the Python API takes them: a list of vocab values or their texts (`["1", "2"]` on
     a number vocab, as the command line reads `12`), or one string read as the command line reads
     INPUT. A value of the vocab is itself (the string "1" in a vocab holding it; numpy scalars as
@@ -64,7 +65,7 @@ def tokens_from(model: Model, tokens) -> list:
         return split_input(model, tokens)
     vocab = {token_key(token): token for token in input_vocab(model)}
     spelled = None
-    matched = []
+    matched: list[Value] = []
     for token in tokens:
         token = token.item() if isinstance(token, np.generic) else token  # numpy's 3 is Python's 3
         if token_key(token) in vocab:
@@ -77,15 +78,15 @@ def tokens_from(model: Model, tokens) -> list:
     return matched
 
 
-def _spellings(model: Model) -> dict[str, list]:
+def _spellings(model: Model) -> dict[str, list[Value]]:
     """Each text -> the vocab tokens written that way (two for a vocab holding "1" and 1)."""
-    spelled: dict[str, list] = {}
+    spelled: dict[str, list[Value]] = {}
     for token in input_vocab(model):
         spelled.setdefault(value_text(token), []).append(token)
     return spelled
 
 
-def token_of_text(model: Model, word: str, spelled: dict[str, list]) -> object:
+def token_of_text(model: Model, word: str, spelled: dict[str, list[Value]]) -> Value:
     """The vocab token `word` writes: by text, then as a number (`3.0` matches 3). InputError when
     it matches none, or two that print alike (a vocab holding the string "1" and the number 1)."""
     candidates = spelled.get(word)

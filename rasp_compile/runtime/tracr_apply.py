@@ -15,11 +15,15 @@ AttributeError naming what to use instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 
 from ..errors import InputError
-from .forward import decode, encode_batch, logits, trace
+from ..ir import Value
+from .execute import logits, trace
+from .model_like import ModelLike
+from .prediction import decode, encode_batch
 
 INSTEAD = {
     "attn_logits": "the attention patterns after softmax are `apply(...).attn_patterns` ([1, head, n + 1, n + 1] "
@@ -33,21 +37,21 @@ class AppliedOutput:
     """What `Model.apply` returns, with tracr's field names (module docstring). Arrays carry a
     batch axis of 1, as tracr's do; position 0 is BOS."""
 
-    decoded: list
+    decoded: list[Value]
     logits: np.ndarray           # [1, n + 1, n_out]
-    residuals: list              # 2 per layer, [1, n + 1, d_model] each: after attention, after the MLP
-    layer_outputs: list          # the same sub-layers, each one's own addition to the stream
-    attn_patterns: list          # per layer, [1, head, n + 1, n + 1]
+    residuals: list[np.ndarray]  # 2 per layer, [1, n + 1, d_model] each: after attention, after the MLP
+    layer_outputs: list[np.ndarray]  # the same sub-layers, each one's own addition to the stream
+    attn_patterns: list[np.ndarray]  # per layer, [1, head, n + 1, n + 1]
     input_embeddings: np.ndarray  # [1, n + 1, d_model]
     transformer_output: np.ndarray  # [1, n + 1, d_model]: the last residual
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> NoReturn:
         if name in INSTEAD:
             raise AttributeError(f"{name} is tracr's; here {INSTEAD[name]}")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
-def apply(model, tokens: list) -> AppliedOutput:
+def apply(model: ModelLike, tokens: list[Value]) -> AppliedOutput:
     """`model` on `tokens`, which start with the BOS token as tracr's `apply` takes them; an
     InputError (one line) when they do not, saying what to call."""
     vocab, bos_id = model.meta["vocab"], model.meta["bos_id"]

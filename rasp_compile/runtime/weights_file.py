@@ -17,8 +17,9 @@ import tokenize
 import warnings
 import zipfile
 import zlib
+from typing import Any
 from contextlib import contextmanager
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -39,7 +40,7 @@ NPY_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0,
 MAX_MODEL_BYTES = 2 * MAX_PARAMETERS * np.dtype(np.float64).itemsize  # 1.6 GB
 
 
-def save(model: Model, path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> None:
+def save(model: Model, path: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
     """Validate the model and write it to exactly `path` (no `.npz` appended), whole or not at all
     (atomic_write: never a half-written file, never over one of `inputs`, the files the caller read).
     A path ending in `.safetensors` gets that format (docs/interop.md)."""
@@ -49,15 +50,15 @@ def save(model: Model, path: str | os.PathLike, inputs: Iterable[str | os.PathLi
         return
     dtype = np.float64 if model.dtype == np.float64 else np.float32
     arrays = {key: array.astype(dtype) for key, array in model.params.items()}
-    write_atomically(path, lambda f: np.savez(f, meta=np.array(json.dumps(model.meta)), **arrays), inputs)
+    write_atomically(path, lambda f: np.savez(f, meta=np.array(json.dumps(model.meta)), **arrays), inputs)  # type: ignore[arg-type]  # numpy's stub takes **arrays for its bool flag
 
 
-def is_safetensors(path: str | os.PathLike) -> bool:
+def is_safetensors(path: str | os.PathLike[str]) -> bool:
     """Whether `path` names a `.safetensors` file (by its extension, in any case)."""
     return os.fspath(path).lower().endswith(".safetensors")
 
 
-def _check_is_npz(path: str | os.PathLike) -> None:
+def _check_is_npz(path: str | os.PathLike[str]) -> None:
     special = special_file(path)
     if special:
         raise WeightsError(f"{path}: {special}, not an .npz weights file")
@@ -75,7 +76,7 @@ def _check_is_npz(path: str | os.PathLike) -> None:
 
 
 @contextmanager
-def _reading(path: str | os.PathLike, key: str | None = None) -> Iterator[None]:
+def _reading(path: str | os.PathLike[str], key: str | None = None) -> Iterator[None]:
     """Turn a failure of the zip or .npy layer inside the block into a one-line `WeightsError`
     naming the array `key` (or the archive)."""
     where = f"array {key!r}" if key else "archive"
@@ -89,7 +90,7 @@ def _reading(path: str | os.PathLike, key: str | None = None) -> Iterator[None]:
 
 
 @contextmanager
-def _naming(path: str | os.PathLike) -> Iterator[None]:
+def _naming(path: str | os.PathLike[str]) -> Iterator[None]:
     """Prefix the file's name to a `WeightsError` of the validator raised inside the block."""
     try:
         yield
@@ -97,7 +98,7 @@ def _naming(path: str | os.PathLike) -> Iterator[None]:
         raise WeightsError(f"{path}: {e}") from None
 
 
-def _read_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[np.dtype, tuple, int]:
+def _read_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[np.dtype[Any], tuple[int, ...], int]:
     """A member's .npy header: (dtype, shape, header length in bytes). Reads no array data."""
     with archive.open(info) as f, warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)  # numpy parses the header as Python: garbage warns
@@ -112,7 +113,7 @@ def _read_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[np.dt
         return dtype, shape, f.tell()
 
 
-def _read_headers(path: str | os.PathLike, archive: zipfile.ZipFile) -> dict[str, np.ndarray]:
+def _read_headers(path: str | os.PathLike[str], archive: zipfile.ZipFile) -> dict[str, np.ndarray]:
     """Every member's dtype and shape from its .npy header alone, as a zero-memory stand-in array
     (`np.broadcast_to`) that `check_structure` can judge before any data is read. A header must
     describe exactly the data the archive records for its member, and all of them together at
@@ -140,12 +141,12 @@ def _read_headers(path: str | os.PathLike, archive: zipfile.ZipFile) -> dict[str
     return stand_ins
 
 
-def _read_array(path: str | os.PathLike, archive: zipfile.ZipFile, key: str) -> np.ndarray:
+def _read_array(path: str | os.PathLike[str], archive: zipfile.ZipFile, key: str) -> np.ndarray:
     with _reading(path, key), archive.open(f"{key}.npy") as f:
         return np.lib.format.read_array(f, allow_pickle=False)
 
 
-def _parse_meta(path: str | os.PathLike, archive: zipfile.ZipFile, stand_in: np.ndarray | None) -> dict:
+def _parse_meta(path: str | os.PathLike[str], archive: zipfile.ZipFile, stand_in: np.ndarray | None) -> dict[str, Any]:
     """meta, checked to be a 0-d unicode string (from its header's stand-in), then read and parsed
     as a JSON object."""
     if stand_in is None:
@@ -156,7 +157,7 @@ def _parse_meta(path: str | os.PathLike, archive: zipfile.ZipFile, stand_in: np.
     return meta_from_json(path, str(_read_array(path, archive, "meta")))
 
 
-def load(path: str | os.PathLike) -> Model:
+def load(path: str | os.PathLike[str]) -> Model:
     """Read and validate a weights file; `WeightsError` (one line, naming the problem) otherwise.
 
     The order keeps every allocation bounded: the .npy headers first (their total against

@@ -14,7 +14,7 @@ least one). Progress counted in chunks done therefore measures the time remainin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -97,7 +97,7 @@ class HeadDescription:
 
 def head_descriptions(meta: dict) -> list[list[HeadDescription]]:
     """Per layer, per head, what it computes; "unknown" where meta.heads does not say."""
-    recorded = meta.get("heads") if isinstance(meta.get("heads"), list) else []
+    recorded = meta["heads"] if isinstance(meta.get("heads"), list) else []
     out = []
     for i, layer in enumerate(meta["layers"]):
         entries = recorded[i] if i < len(recorded) and isinstance(recorded[i], list) else []
@@ -132,7 +132,7 @@ def _description(layer: int, head: int, entry) -> HeadDescription:
     """One head of meta.heads, or an unknown head when the entry is not what the compiler writes."""
     if not isinstance(entry, dict) or _text(entry.get("kind")) not in KINDS or not _text(entry.get("select")):
         return HeadDescription(layer, head)
-    selects = entry.get("selects") if isinstance(entry.get("selects"), list) else []
+    selects = entry["selects"] if isinstance(entry.get("selects"), list) else []
     return HeadDescription(
         layer, head, True, _text(entry.get("sop")), entry["kind"], entry["select"],
         tuple(_select(s) for s in selects if isinstance(s, dict)), _whole(entry.get("line")), _whole(entry.get("col")),

@@ -68,7 +68,7 @@ def _head_labels(kinds: str, n_head: int, d_head: int) -> tuple[str, ...]:
 def _arrays(model: Model) -> list[tuple[str, str | None, tuple[str, ...], tuple[str, ...]]]:
     """(weight key, its bias key or None, row labels, column labels), in the order to print."""
     residual = tuple(residual_labels(model.meta, model.d_model))
-    arrays = [
+    arrays: list[tuple[str, str | None, tuple[str, ...], tuple[str, ...]]] = [
         ("wte", None, tuple(map(_value_text, model.meta["vocab"])), residual),
         ("wpe", None, _position_labels(model), residual),
     ]

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import InputError, NotInModel, NotInResidual
-from ..runtime import forward
+from ..runtime import execute, prediction
 from ..runtime.model import Model
 from ..safe_text import counted
 from .folded import folded_message, folded_values, named_node, recorded_program
@@ -57,9 +57,9 @@ class Trace:
         if len(self.tokens) > model.meta["max_len"]:  # a trace is one pass: no sliding window
             raise InputError(f"an input of {len(self.tokens)} tokens is longer than max_len {model.meta['max_len']}; "
                              "a trace runs one forward pass over at most max_len tokens")
-        ids = np.array([forward.encode(model, self.tokens)])
+        ids = np.array([prediction.encode(model, self.tokens)])
         self.first = ids.shape[1] - len(self.tokens)  # 1 when position 0 is BOS
-        steps = forward.trace(model, ids)
+        steps = execute.trace(model, ids)
         x = model.params["wte"][ids[0]] + model.params["wpe"][: ids.shape[1]]
         self.stages = [Stage("embedding", None, x)]
         self.patterns = []  # per layer: [head, n, n]
@@ -80,7 +80,7 @@ class Trace:
     def _predicted(self) -> list:
         """The model's prediction at each token; a numerical one as the value it stands for (the
         read-out variable's nearest value, meta.sops), not float32's approximation of it."""
-        predicted = forward.predict(self.model, [self.tokens])[0] if self.tokens else []
+        predicted = prediction.predict(self.model, [self.tokens])[0] if self.tokens else []
         if self.model.meta["output"]["encoding"] != "numerical":
             return predicted
         numbers = output_numbers(self.variables)

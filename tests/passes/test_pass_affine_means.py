@@ -20,13 +20,13 @@ from rasp_compile.compiler.passes import affine_means, fold_embeddings
 from rasp_compile.compiler.precision import carried_magnitudes
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
-from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.prediction import predict
 from rasp_compile.tools.interpret.batched import evaluate_batch
 
 from tiny import by_label, plain_graph, rewriting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
-from differential import assert_agree, disagreements, every_input, same_value  # noqa: E402
+from differential import assert_agree, every_input, same_value  # noqa: E402
 
 AFFINE = rewriting(affine_means.affine_mean, affine_means.affine_sequence_mean)
 EMBEDDED_AFFINE = rewriting(fold_embeddings.map_of_embedding, affine_means.affine_mean)

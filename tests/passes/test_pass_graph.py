@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rasp_compile import ir
 from rasp_compile.compiler import OPTIMIZATIONS, build_graph, compile_program
-from rasp_compile.compiler.ops import Attend, Linear, NumericMLP, TableMLP
+from rasp_compile.compiler.ops import Attend, Linear, TableMLP
 from rasp_compile.compiler.passes.amplification import amplify
 from rasp_compile.compiler.passes.dead_ops import drop_dead_ops
 from rasp_compile.compiler.passes.head_features import fold_head_features
@@ -18,7 +18,7 @@ from rasp_compile.compiler.passes.prune import prune
 from rasp_compile.compiler.tolerances import STEP_WINDOW
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
-from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.prediction import predict
 
 from tiny import by_label, plain_graph
 
@@ -117,7 +117,7 @@ def test_head_features_writes_sorts_key_features_in_place_of_two_widths():
     graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS) - {"head-features"})
     folded = fold_head_features(graph)
     new = [op for op in folded.ops if op not in set(graph.ops)]
-    assert new and all(isinstance(op, Linear) or isinstance(op, Attend) for op in new)
+    assert new and all(isinstance(op, (Linear, Attend)) for op in new)
     heads = [op for op in new if isinstance(op, Attend)]
     assert heads and all(any(v.label.startswith(h.out.label + ".") for v in h.score.reads()) for h in heads)
     assert {op.out.label for op in new if isinstance(op, Linear)} <= folded.labels - graph.labels

@@ -9,13 +9,15 @@ linear s-ops to every row, BOS's too; it tracks what BOS's residual holds.)
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ops import Embed, EmbedSource
 from ..layout import BOS, Layout
 
 
-def embeddings(embeds: list[Embed], layout: Layout, vocab: tuple, max_len: int) -> tuple[np.ndarray, np.ndarray]:
+def embeddings(embeds: list[Embed], layout: Layout, vocab: tuple[Any, ...], max_len: int) -> tuple[np.ndarray, np.ndarray]:
     """wte [len(vocab) + 1, d_model] (BOS last), wpe [max_len + 1, d_model]."""
     wte = np.zeros((len(vocab) + 1, layout.d_model))
     wpe = np.zeros((max_len + 1, layout.d_model))

@@ -31,18 +31,21 @@ as in a step MLP; a polyline passes it on times its slope, as for a map of x alo
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from ... import ir
 from ..layout import Layout
 from ..ops import GatedMap
 from .numeric_mlp import interpolation_mlp, step_mlp
 from .pieces import MLP, stack_mlps
 
 
-def gate_classes(op: GatedMap) -> list[list]:
+def gate_classes(op: GatedMap) -> list[list[ir.Value]]:
     """The gate's values grouped by the function of x they select (their affine piece, or their
     answers on x's values), in gate order: values that compute the same share one piece."""
-    classes: dict = {}
+    classes: dict[object, list[ir.Value]] = {}
     for g in op.gate.values:
         key = op.affine[g] if op.affine else op.answers[g]
         classes.setdefault(key, []).append(g)
@@ -68,35 +71,45 @@ def gated_map_mlp(op: GatedMap, layout: Layout) -> MLP:
     """The units of the module docstring, for every class of the gate's values, side by side.
     A class's units are switched on by any of its members (the sum of their coordinates, still
     exactly 0 or 1) and off by every other value; a single class needs no switch at all."""
+    classes = gate_classes(op)
+    parts: list[MLP] = []
+    constant = np.zeros(layout.d_model)
+    for members in classes:
+        piece = _class_mlp(op, members[0], layout)
+        if len(classes) == 1:  # the gate is never none: one of its values always holds
+            constant += piece.b_out
+            parts.append(replace(piece, b_out=np.zeros(layout.d_model)))
+        else:
+            parts.extend(_switched(piece, op, members, layout))
+    mlp = stack_mlps(parts, layout.d_model)
+    return replace(mlp, b_out=mlp.b_out + constant)
+
+
+def _class_mlp(op: GatedMap, g: ir.Value, layout: Layout) -> MLP:
+    """The units of f(., g) alone, as if the gate always held g."""
+    if op.affine:
+        return _affine_mlp(op.affine[g], op, layout)
+    if g in op.interpolated:
+        return interpolation_mlp(op.piece(g), layout)
+    return step_mlp(op.piece(g), layout)
+
+
+def _switched(piece: MLP, op: GatedMap, members: list[ir.Value], layout: Layout) -> list[MLP]:
+    """`piece` switched off (every unit held under 0) unless the gate holds one of `members`; its
+    output bias, which no unit can switch, moves to one more unit that is on exactly then."""
     x_dim = layout.dims(op.input)[0]
     gate_dims = layout.dims(op.gate)
     dim_of = dict(zip(op.gate.values, gate_dims))
     points = np.array(op.input.values, dtype=float)
-    classes = gate_classes(op)
-    parts, constant = [], np.zeros(layout.d_model)
-    for members in classes:
-        g = members[0]
-        if op.affine:
-            piece = _affine_mlp(op.affine[g], op, layout)
-        elif g in op.interpolated:
-            piece = interpolation_mlp(op.piece(g), layout)
-        else:
-            piece = step_mlp(op.piece(g), layout)
-        parts.append(piece)
-        if len(classes) == 1:  # the gate is never none: one of its values always holds
-            constant += piece.b_out
-            piece.b_out = np.zeros(layout.d_model)
-            continue
-        pre_activations = np.outer(points, piece.w_in[x_dim]) + piece.b_in  # [x value, unit]
-        guard = 2 * np.max(np.abs(pre_activations), axis=0, initial=0.0) + 1
-        piece.w_in[gate_dims] = -guard
-        piece.w_in[[dim_of[m] for m in members]] = 0.0
-        if piece.b_out.any():
-            parts.append(_constant_mlp([dim_of[m] for m in members], piece.b_out, layout))
-            piece.b_out = np.zeros(layout.d_model)
-    mlp = stack_mlps(parts, layout.d_model)
-    mlp.b_out = mlp.b_out + constant
-    return mlp
+    pre_activations = np.outer(points, piece.w_in[x_dim]) + piece.b_in  # [x value, unit]
+    guard = 2 * np.max(np.abs(pre_activations), axis=0, initial=0.0) + 1
+    w_in = piece.w_in.copy()
+    w_in[gate_dims] = -guard
+    w_in[[dim_of[m] for m in members]] = 0.0
+    if not piece.b_out.any():
+        return [replace(piece, w_in=w_in)]
+    return [replace(piece, w_in=w_in, b_out=np.zeros(layout.d_model)),
+            _constant_mlp([dim_of[m] for m in members], piece.b_out, layout)]
 
 
 def _affine_mlp(line: tuple[float, float], op: GatedMap, layout: Layout) -> MLP:

@@ -32,6 +32,8 @@ instead of 1e-3.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..layout import Layout
@@ -71,13 +73,13 @@ def step_mlp(op: NumericMLP, layout: Layout) -> MLP:
     return MLP(w_in=w_in, b_in=np.array(biases), w_out=w_out, b_out=constant)
 
 
-def exact_below(points: tuple, threshold):
+def exact_below(points: tuple[float, ...], threshold: Any) -> Any:
     """step_mlp's side for a step at `threshold` (a number or an array of them): exact below it
     when more of the values' range lies below, else mirrored, exact above."""
     return threshold - points[0] > points[-1] - threshold
 
 
-def step_error(points: tuple) -> float:
+def step_error(points: tuple[float, ...]) -> float:
     """A bound on the float32 error of one step of `step_mlp` over these sorted input values:
     the larger pre-activation on a step's inexact side, slope * distance, times STEP_ROUNDING (4u)."""
     worst = 0.0
@@ -87,7 +89,7 @@ def step_error(points: tuple) -> float:
     return worst * STEP_ROUNDING
 
 
-def step_output_error(points: tuple, answers: list) -> float:
+def step_output_error(points: tuple[float, ...], answers: list[float]) -> float:
     """A bound on the float32 error of `step_mlp` writing a number: `answers[i]` at `points[i]`.
 
     Every step on its inexact side (numeric_mlp docstring) has two units of about |x - t|/d each,
@@ -97,7 +99,7 @@ def step_output_error(points: tuple, answers: list) -> float:
     return float(np.max(step_output_errors(points, answers), initial=0.0))
 
 
-def step_output_errors(points: tuple, answers: list) -> np.ndarray:
+def step_output_errors(points: tuple[float, ...], answers: list[float]) -> np.ndarray:
     """step_output_error at each input value: [len(points)]."""
     x = np.asarray(points, dtype=float)
     changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
@@ -134,14 +136,14 @@ def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
     return MLP(w_in=w_in, b_in=b_in, w_out=w_out, b_out=encoded[0] if rising else encoded[-1])
 
 
-def interpolation_error(points: tuple, encoded: list, rising: bool) -> float:
+def interpolation_error(points: tuple[float, ...], encoded: list[np.ndarray], rising: bool) -> float:
     """A bound on the float32 error of `interpolation_mlp` at any of its input values, per output
     coordinate: every firing unit's value relu(±(x - p)) carries a rounding of about
     (|x| + |p|) u, multiplied by its output weight; POLYLINE_ROUNDING (4u) for margin."""
     return _rounding(points, _kinks(points, encoded, rising), rising)
 
 
-def interpolation_errors(points: tuple, encoded: list) -> np.ndarray:
+def interpolation_errors(points: tuple[float, ...], encoded: list[np.ndarray]) -> np.ndarray:
     """interpolation_error at each input value, for the orientation interpolation_mlp builds:
     [len(points), output coordinates]."""
     both = {rising: _kinks(points, encoded, rising) for rising in (True, False)}
@@ -149,12 +151,12 @@ def interpolation_errors(points: tuple, encoded: list) -> np.ndarray:
     return _roundings(points, both[rising], rising)
 
 
-def _rounding(points: tuple, kinks: list, rising: bool) -> float:
+def _rounding(points: tuple[float, ...], kinks: list[tuple[float, np.ndarray]], rising: bool) -> float:
     """interpolation_error for kinks already computed."""
     return float(np.max(_roundings(points, kinks, rising), initial=0.0))
 
 
-def _roundings(points: tuple, kinks: list, rising: bool) -> np.ndarray:
+def _roundings(points: tuple[float, ...], kinks: list[tuple[float, np.ndarray]], rising: bool) -> np.ndarray:
     """_rounding at each input value and output coordinate."""
     if not kinks:
         return np.zeros((len(points), 1))
@@ -165,13 +167,13 @@ def _roundings(points: tuple, kinks: list, rising: bool) -> np.ndarray:
     return (np.where(firing, np.abs(x) + np.abs(at), 0.0) @ weights) * POLYLINE_ROUNDING
 
 
-def _samples(op: NumericMLP, layout: Layout) -> tuple[tuple, list, int]:
+def _samples(op: NumericMLP, layout: Layout) -> tuple[tuple[float, ...], list[np.ndarray], int]:
     """The input values, the residual vector each must produce, and the input's dimension."""
     points = op.input.values
     return points, [layout.vector(op.out.encode(op.fn(p))) for p in points], layout.dims(op.input)[0]
 
 
-def _kinks(points: tuple, encoded: list, rising: bool) -> list[tuple[float, np.ndarray]]:
+def _kinks(points: tuple[float, ...], encoded: list[np.ndarray], rising: bool) -> list[tuple[float, np.ndarray]]:
     """(p_i, output weight) of every unit of the polyline, for one orientation."""
     slopes = [np.zeros_like(encoded[0])]
     slopes += [(encoded[i] - encoded[i - 1]) / (points[i] - points[i - 1]) for i in range(1, len(points))]

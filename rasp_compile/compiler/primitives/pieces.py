@@ -3,17 +3,19 @@
 Every matrix has d_model rows (or columns) indexed by the layout's labelled dimensions, so a
 primitive writes only the dimensions it owns and the assembler just places pieces side by side.
 Both are built with keyword arguments only, and check their shapes as they are made: a swapped
-argument fails where it is passed, not as a wrong weight three modules later.
+argument fails where it is passed, not as a wrong weight three modules later. Both are frozen and
+hold read-only views of their arrays: a step that changes a piece builds a new one
+(`dataclasses.replace`), so no piece changes under a module that holds it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Head:
     """One attention head. q = x w_q + b_q (likewise k, v); out = softmax(q kᵀ) v @ w_o.
 
@@ -33,7 +35,8 @@ class Head:
     k_bos: np.ndarray
     v_bos: np.ndarray
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        _read_only(self)
         d_model, d_qk = self.w_q.shape
         d_v = self.w_v.shape[1]
         _check_shapes(self, {
@@ -51,7 +54,7 @@ class Head:
         return self.w_v.shape[1]
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class MLP:
     """A slice of an MLP: hidden = relu(x w_in + b_in) [n, h]; out = hidden w_out + b_out."""
 
@@ -60,12 +63,21 @@ class MLP:
     w_out: np.ndarray  # [h, d_model]
     b_out: np.ndarray  # [d_model]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        _read_only(self)
         d_model, hidden = self.w_in.shape
         _check_shapes(self, {"w_in": (d_model, hidden), "b_in": (hidden,), "w_out": (hidden, d_model), "b_out": (d_model,)})
 
 
-def _check_shapes(piece, expected: dict[str, tuple[int, ...]]) -> None:
+def _read_only(piece: Head | MLP) -> None:
+    """Put a read-only view of each array in place of the array (the caller's array is left as it was)."""
+    for field in fields(piece):
+        view = np.asarray(getattr(piece, field.name)).view()
+        view.flags.writeable = False
+        object.__setattr__(piece, field.name, view)
+
+
+def _check_shapes(piece: Head | MLP, expected: dict[str, tuple[int, ...]]) -> None:
     """Raise ValueError naming the first array of `piece` whose shape is not the expected one."""
     for name, shape in expected.items():
         actual = np.shape(getattr(piece, name))

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from typing import Any
+
 import numpy as np
 
 from ..layout import Layout
@@ -64,7 +66,7 @@ def score_weights(score: Score, layout: Layout, sharpness: float, bos_score: flo
     return qk
 
 
-def _place(form: dict, w: np.ndarray, b: np.ndarray, j: int, layout: Layout, scale: float) -> None:
+def _place(form: dict[Any, float], w: np.ndarray, b: np.ndarray, j: int, layout: Layout, scale: float) -> None:
     """Write the linear form {feature: coefficient} into column w (a view) and b[j]."""
     for feature, coefficient in form.items():
         if feature is CONSTANT:

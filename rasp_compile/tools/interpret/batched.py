@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -19,7 +19,7 @@ its line with its values, but a numerical mean of non-numbers is not diagnosed h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ... import ir
 from ...errors import RaspError, RaspRuntimeError, RaspValueError, attributed

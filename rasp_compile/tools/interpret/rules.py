@@ -9,7 +9,7 @@ of those (so the oracle shares nothing with what it checks but the lambda evalua
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Sequence
+from collections.abc import Sequence
 
 from ... import ir
 from ...errors import InputError, RaspRuntimeError
