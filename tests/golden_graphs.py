@@ -57,7 +57,7 @@ def before_and_after(name: str, path: Path) -> tuple[str, str]:
 
 def files(name: str) -> tuple[Path, Path, Path]:
     """The program, before and after files of `name`."""
-    return tuple(GOLDEN / f"{name}{suffix}" for suffix in (".rasp", ".before.txt", ".after.txt"))
+    return GOLDEN / f"{name}.rasp", GOLDEN / f"{name}.before.txt", GOLDEN / f"{name}.after.txt"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,7 +38,7 @@ def documented_form(name: str) -> str:
         if p.kind is p.KEYWORD_ONLY and not keyword_only:
             parts.append("*")
         keyword_only = keyword_only or p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
-        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+        prefix = "*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else ""
         parts.append(prefix + p.name + ("" if p.default is p.empty else f"={default_text(p.default)}"))
     return f"{name}({', '.join(parts)})"
 
@@ -83,10 +83,10 @@ MISUSES = {  # what a user may get wrong -> the error class, which is also the b
                                  rc.ArgumentError, ValueError),
     "an unknown comparison": (lambda m: ir.Select(ir.tokens, ir.tokens, "=~"), rc.ArgumentError, ValueError),
     "too many positions to count": (lambda m: rc.count_flops(m, 99), rc.ArgumentError, ValueError),
-    "a str for a list of inputs": (lambda m: rc.run_batch(m, "ab"), rc.ArgumentTypeError, TypeError),
-    "a number for a function": (lambda m: rasp.Map(3, rasp.tokens), rc.ArgumentTypeError, TypeError),
+    "a str for a list of inputs": (lambda m: rc.run_batch(m, "ab"), rc.ArgumentTypeError, TypeError),  # type: ignore[arg-type]
+    "a number for a function": (lambda m: rasp.Map(3, rasp.tokens), rc.ArgumentTypeError, TypeError),  # type: ignore[arg-type]
     "an s-op called": (lambda m: rasp.tokens([1]), rc.ArgumentTypeError, TypeError),
-    "an s-op as a truth value": (lambda m: bool(rasp.tokens == "a"), rc.ArgumentTypeError, TypeError),
+    "an s-op as a truth value": (lambda m: bool(rasp.tokens == "a"), rc.ArgumentTypeError, TypeError),  # type: ignore[comparison-overlap]
     "a selector compiled": (lambda m: rc.compile_rasp_to_model(rasp.Select(rasp.tokens, rasp.tokens,
                                                                            rasp.Comparison.EQ), {"a"}, 2),
                             rc.ArgumentTypeError, TypeError),

@@ -27,7 +27,8 @@ name always runs.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable, Iterable
 
 import numpy as np
 

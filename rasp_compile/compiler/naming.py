@@ -23,6 +23,7 @@ Two steps, both about names only (no weight depends on them; the residual's orde
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .. import ir
 
@@ -68,7 +69,7 @@ def _shortened(text: str) -> str:
     return text if len(text) <= MAX_EXPRESSION else text[: MAX_EXPRESSION - 2] + "…)"
 
 
-def readable_labels(meta: dict, program: ir.Program) -> dict:
+def readable_labels(meta: dict[str, Any], program: ir.Program) -> dict[str, Any]:
     """meta's `residual`, `sops`, `heads` and `margins` with derived variables renamed (module
     docstring); the entries as they were when a renamed dimension would collide."""
     sops = meta["sops"]
@@ -85,7 +86,9 @@ def readable_labels(meta: dict, program: ir.Program) -> dict:
         if entry["encoding"] == ir.NUMERICAL:
             dims[label] = new
         else:
-            base = _DERIVED.fullmatch(label)["base"]
+            derived = _DERIVED.fullmatch(label)
+            assert derived is not None  # a categorical derived label always matches (_derived_name)
+            base = derived["base"]
             for old_dim in entry["labels"]:
                 value = old_dim[len(label) + 1:]
                 dims[old_dim] = f"{base} == {value}" if label.endswith(".cat") else f"{new}:{value}"
@@ -101,7 +104,7 @@ def readable_labels(meta: dict, program: ir.Program) -> dict:
     }
 
 
-def _derived_name(label: str, taken: set) -> str | None:
+def _derived_name(label: str, taken: set[str]) -> str | None:
     match = _DERIVED.fullmatch(label)
     if match is None:
         return None
@@ -117,13 +120,13 @@ def _derived_name(label: str, taken: set) -> str | None:
     return f"{base} bit {match['digit']}"
 
 
-def _relabelled_sop(entry: dict, dims: dict) -> dict:
+def _relabelled_sop(entry: dict[str, Any], dims: dict[str, str]) -> dict[str, Any]:
     if "labels" not in entry:
         return entry
     return {**entry, "labels": [dims.get(d, d) for d in entry["labels"]]}
 
 
-def _relabelled_head(head: dict, renamed: dict) -> dict:
+def _relabelled_head(head: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
     new = {**head, "writes": renamed.get(head["writes"], head["writes"]), "sop": renamed.get(head["sop"], head["sop"]),
            "q_reads": [renamed.get(r, r) for r in head["q_reads"]], "k_reads": [renamed.get(r, r) for r in head["k_reads"]]}
     if head["value"] is not None:

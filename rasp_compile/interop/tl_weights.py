@@ -19,6 +19,7 @@ TransformerBridge: torch Linear layers ([out, in]), the heads side by side.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,7 +117,7 @@ def _heads_out(w: np.ndarray) -> np.ndarray:  # [head, d_head, d_model] -> [d_mo
 
 
 # HookedTransformer's parameter name -> TransformerBridge's, and the array in the bridge's layout
-_BRIDGE = {
+_BRIDGE: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray]]] = {
     "W_E": ("weight", lambda a: a), "W_pos": ("weight", lambda a: a),
     "W_U": ("weight", np.transpose), "b_U": ("bias", lambda a: a),
     "W_Q": ("q.weight", _heads_in), "W_K": ("k.weight", _heads_in), "W_V": ("v.weight", _heads_in),

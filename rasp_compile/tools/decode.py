@@ -19,6 +19,7 @@ read from the labels alone, values as text.
 from __future__ import annotations
 
 import math
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +67,7 @@ def residual_variables(meta: dict, d_model: int) -> dict[str, Variable]:
     """Every variable with at least one residual dimension, in the order of their first dimension."""
     labels = residual_labels(meta, d_model)
     index = {label: i for i, label in enumerate(labels)}
-    recorded = meta.get("sops") if isinstance(meta.get("sops"), dict) else {}
+    recorded: dict[str, Any] = meta["sops"] if isinstance(meta.get("sops"), dict) else {}
     owner = _recorded_owners(recorded, index)
     groups: dict[str, list[tuple[int, str | None]]] = {}
     for dim, label in enumerate(labels):

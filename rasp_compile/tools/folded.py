@@ -9,7 +9,7 @@ function to them, as the folded weights do. Anything else that has no dimensions
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .. import ir
 from ..errors import RaspError

@@ -3,7 +3,7 @@ hand, and ways to look at what a pass changed."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rasp_compile.compiler.driver import LOWERING_REWRITES
 from rasp_compile.compiler.lowering.lower import new_state, program_to_graph
@@ -20,13 +20,17 @@ def rewriting(*proposals: Callable) -> LoweringOptions:
     return LoweringOptions(tuple(rewrite for rewrite in LOWERING_REWRITES if rewrite.propose in proposals))
 
 
-def plain_graph(text: str, options: LoweringOptions = LoweringOptions()) -> Graph:
+PLAIN = LoweringOptions()
+"""No rewrite, no option: the plain construction of every s-op."""
+
+
+def plain_graph(text: str, options: LoweringOptions = PLAIN) -> Graph:
     """`text`'s program lowered with `options` (none: the plain construction of every s-op)."""
     program = parse_program(text)
     return program_to_graph(program, infer_value_sets(program), options)
 
 
-def lowering_of(text: str, options: LoweringOptions = LoweringOptions()) -> tuple[LoweringState, dict]:
+def lowering_of(text: str, options: LoweringOptions = PLAIN) -> tuple[LoweringState, dict]:
     """A lowering of `text`'s program with every s-op lowered, and its s-ops by label."""
     program = parse_program(text)
     state = new_state(program, infer_value_sets(program), options)

@@ -24,7 +24,8 @@ the graph the driver falls back to.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -99,7 +100,7 @@ class Dump(NamedTuple):
     pruned: frozenset[str] | None
 
 
-def graph_after(program: ir.Program, step: str | None = None, disabled: Iterable[str] = (), dtype=np.float32,
+def graph_after(program: ir.Program, step: str | None = None, disabled: Iterable[str] = (), dtype: type = np.float32,
                 value_sets: ValueSets | None = None) -> Dump:
     """The graph of `program` after `step` (default: the last graph pass), compiled without the
     optimisations in `disabled`; a step from MODEL_PASSES on compiles the model (in `dtype`)."""

@@ -13,10 +13,13 @@ values from the program are terminal-safe (safe_text.py). dump/__init__.py print
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ... import ir
 from ...safe_text import shortened, terminal_safe
 from ..ops import Attend, Embed, GatedMap, Graph, Linear, NumericMLP, Op, TableMLP
 from ..schedule import sublayer_of
+from ..selector_terms import Score
 from ..variables import CONSTANT, Var, value_text
 
 SHOWN_VALUES = 8
@@ -85,7 +88,7 @@ def _attend(op: Attend) -> str:
     return "; ".join(parts)
 
 
-def _read(score, side: str) -> tuple[Var, ...]:
+def _read(score: Score, side: str) -> tuple[Var, ...]:
     """The variables one side (query or key) of a head's score reads, each once, in order."""
     forms = (column.q if side == "query" else column.k for column in score.columns)
     return tuple(dict.fromkeys(f[0] for form in forms for f in form if f is not CONSTANT))
@@ -116,7 +119,7 @@ def _pruned(var: Var, pruned: frozenset[str] | None) -> str:
     return "; pruned" if len(gone) == len(dims) else f"; pruned: {_names_text(gone)}"
 
 
-def _values(values: tuple) -> str:
+def _values(values: tuple[object, ...]) -> str:
     """`{a, b}`, or `{0, 1, 2, 3, 4, ..., 19, 20} (21 values)` for a long set."""
     if len(values) <= SHOWN_VALUES:
         return "{" + ", ".join(map(_value, values)) + "}"
@@ -124,7 +127,7 @@ def _values(values: tuple) -> str:
     return "{" + ", ".join(shown) + f"}} ({len(values):,} values)"
 
 
-def _value(value) -> str:
+def _value(value: object) -> str:
     """One value: floats to SIGNIFICANT digits, the rest as a dimension label spells them."""
     if isinstance(value, float):
         return _number(value)
@@ -153,9 +156,9 @@ def _name(var: Var) -> str:
     return shortened(terminal_safe(var.label), SHOWN_TEXT)
 
 
-def _names(variables) -> str:
+def _names(variables: Iterable[Var]) -> str:
     return ", ".join(_name(var) for var in variables)
 
 
-def _names_text(labels) -> str:
+def _names_text(labels: Iterable[str]) -> str:
     return ", ".join(shortened(terminal_safe(label), SHOWN_TEXT) for label in labels)

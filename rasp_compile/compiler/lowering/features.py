@@ -5,7 +5,7 @@ variables of several categorical ones (one table MLP)."""
 from __future__ import annotations
 
 from itertools import product
-from typing import Callable
+from collections.abc import Callable
 
 from ... import ir
 from ..ops import TableMLP

@@ -17,7 +17,7 @@ through a none input, so a sequence_map over an input that may be none is never 
 from __future__ import annotations
 
 from itertools import product
-from typing import Callable
+from collections.abc import Callable
 
 from ... import ir
 from ..ops import Linear, Op

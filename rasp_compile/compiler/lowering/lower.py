@@ -23,7 +23,7 @@ later (passes/dead_ops.py).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ... import ir
 from ...frontend.cooccurrence import meeting_only

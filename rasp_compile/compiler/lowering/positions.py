@@ -7,7 +7,7 @@ positions give (possible_pairs).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ... import ir
 from ..ops import Embed, EmbedSource

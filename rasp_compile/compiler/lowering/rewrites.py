@@ -24,7 +24,8 @@ rewrite passes is dropped with everything on it. With no rewrite this is the pla
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ... import ir
 from ..variables import Var

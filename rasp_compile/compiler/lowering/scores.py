@@ -31,7 +31,7 @@ widths against the index) needs 20 + 1 dimensions at max_len 20, not 2 x 21. Wit
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

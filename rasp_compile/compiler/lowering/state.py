@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ... import ir
 from ...frontend.infer import ValueSets

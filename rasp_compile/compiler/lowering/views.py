@@ -10,7 +10,7 @@ the first of them; a reader computing on that value gets what it would on any ot
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ... import ir
 from ..ops import NumericMLP

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 from fractions import Fraction
-from typing import Callable
+from collections.abc import Callable
 
 from ... import ir
 from ...errors import RaspValueError

@@ -25,7 +25,6 @@ value is f's, exactly as the pieces compute.
 
 from __future__ import annotations
 
-from typing import Callable
 
 from ... import ir
 from ..lowering.pairs import meeting

@@ -18,7 +18,7 @@ linear.TOLERANCE on every combination of the inputs' values, or no rewrite.
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Callable
+from collections.abc import Callable
 
 from ... import ir
 from ...element_fn import composed

@@ -15,7 +15,7 @@ is embedded beside it.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from itertools import product
-from typing import Callable
+from collections.abc import Callable
 
 from ... import ir
 from ..lowering.linear import substituted

@@ -34,7 +34,7 @@ from itertools import product
 import numpy as np
 
 from ... import ir
-from ..ops import Attend, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, Readout, readers_of, replaced
+from ..ops import Attend, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, readers_of, replaced
 from ..error_bounds import carried_magnitudes, unit_roundoff
 from ..primitives.numeric_mlp import interpolation_error, step_output_error
 from ..limits import MAX_QUERY_ASSIGNMENTS

@@ -93,7 +93,7 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
             squared = position_feature(state, "indices.value^2", EmbedSource.INDICES, lambda p: p * p)
             forms = (other in site.shared and _line_forms(other, target, state)) or (
                 {(linear_feature(state, f"{other.label}.target", other, target.__getitem__), None): 1.0},
-                {(linear_feature(state, f"{other.label}.match", other, lambda v: 1 - target[v] ** 2), None): 1.0},
+                {(linear_feature(state, f"{other.label}.match", other, lambda v, target=target: 1 - target[v] ** 2), None): 1.0},
             )
             match = PositionMatch(positions_are_keys, position, squared, *forms)
             return Term(term.keys, term.queries, term.table, match)

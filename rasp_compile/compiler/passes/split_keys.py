@@ -33,7 +33,7 @@ single head gives, at every input; the table's inputs keep a view with a dimensi
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ... import ir
 from ...frontend.cooccurrence import meets
