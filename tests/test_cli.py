@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import numpy as np
@@ -477,19 +476,31 @@ def test_accuracy_refuses_a_source_that_is_not_the_weights_program(capsys, tmp_p
     assert "meta.source is not the program of these weights (its vocab is not the model's)" in err
 
 
-def test_ctrl_c_stops_without_a_traceback_and_leaves_no_partial_output(tmp_path):
-    """SIGINT in the middle of long work (an --accuracy at max_len 1,000 runs for many minutes):
-    status 130, one line, no traceback."""
-    process = subprocess.Popen([sys.executable, "-m", "rasp_compile.cli.run_cmd", AAB, "--accuracy", "--max-len", "1000"],
+def test_ctrl_c_stops_without_a_traceback_and_leaves_no_partial_output():
+    """SIGINT in the middle of the work of `rasp-run PROGRAM --accuracy` (sampled inputs at max_len
+    30): status 130, one line, no traceback. The process says when it is inside the work (its first
+    batch of the model, which then waits for the signal), so the test does not guess how long
+    imports and compiling take on this machine."""
+    ready, announce = os.pipe()
+    body = ("import os, signal, sys\n"
+            "from rasp_compile.cli import comparison, run_cmd\n"
+            "def first_batch(model, picks):\n"
+            f"    os.write({announce}, b'working')\n"
+            "    signal.pause()  # until the SIGINT arrives: it raises KeyboardInterrupt here\n"
+            "comparison.model_outputs = first_batch\n"
+            f"sys.exit(run_cmd.main([{AAB!r}, '--accuracy', '--max-len', '30']))")
+    process = subprocess.Popen([sys.executable, "-c", body], pass_fds=[announce],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(5)  # past the imports (a second), well inside the work (many minutes)
+    os.close(announce)
+    with os.fdopen(ready, "rb") as said:
+        assert said.read(7) == b"working"  # b"" if the process ended before reaching the work
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=600)
     assert (process.returncode, out, err) == (130, "", "interrupted\n")
     body = ("import sys; from rasp_compile.cli.common import Parser, run_edge\n"
             "def body(args):\n    raise KeyboardInterrupt\n"
             "sys.exit(run_edge(body, Parser(prog='x'), []))")
-    done = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, timeout=600)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
 
 
