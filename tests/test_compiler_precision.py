@@ -24,8 +24,8 @@ from rasp_compile.compiler.primitives.table_mlp import table_mlp
 from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.differential import compiled_exactly, disagreements
 
-from differential import compiled_exactly, disagreements
 
 PROGRAMS = Path(__file__).parent.parent / "programs"
 

@@ -19,8 +19,8 @@ from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.runtime.forward import encode, trace
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.weights_file import load, save
+from rasp_compile.testing.differential import disagreements, every_input, random_inputs
 
-from differential import disagreements, every_input, random_inputs
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))
 MAX_EXHAUSTIVE = 100_000

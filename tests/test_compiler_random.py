@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from rasp_compile import ir
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.differential import disagreements
+from rasp_compile.testing.random_programs import programs, random_inputs
 
-from differential import disagreements
-from random_programs import programs, random_inputs
 
 
 @settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))

@@ -14,8 +14,8 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.compiler.passes import linear_readout as readout
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.differential import assert_agree, disagreements, every_input, random_inputs
 
-from differential import assert_agree, disagreements, every_input, random_inputs
 
 PLAIN_REVERSE = """\
 vocab {1, 2, 3}

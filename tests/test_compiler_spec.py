@@ -18,8 +18,8 @@ from rasp_compile.runtime.forward import encode, qkv_heads, trace
 from rasp_compile.frontend import load_program
 from rasp_compile.tools.interpret import evaluate
 from rasp_compile.runtime.weights_file import save
+from rasp_compile.testing.differential import same_value
 
-from differential import same_value
 from test_spec_forward import spec_forward
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))

@@ -20,8 +20,8 @@ from rasp_compile.errors import RaspValueError
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.frontend.means import means_by_count, possible_means
+from rasp_compile.testing.differential import assert_agree, every_input
 
-from differential import assert_agree, every_input
 
 DEPTH = """
 vocab {"(", ")"}

@@ -13,8 +13,8 @@ from rasp_compile import ir
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.errors import RaspError, format_error
 from rasp_compile.frontend import parse_program
+from rasp_compile.testing.differential import assert_agree, every_input
 
-from differential import assert_agree, every_input
 
 ROOT = Path(__file__).parent.parent
 DOC = ROOT / "docs" / "language.md"

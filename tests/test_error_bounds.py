@@ -22,9 +22,9 @@ from rasp_compile.frontend import parse_program
 from rasp_compile.errors import WeightsError
 from rasp_compile.runtime.model import validate
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import disagreements
+from rasp_compile.testing.random_programs import random_inputs, random_program
 
-from differential import disagreements
-from random_programs import random_inputs, random_program
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings, strategies as st
 import rasp_compile as rc
 from rasp_compile import ir, rasp
 from rasp_compile.compiler.driver import OPTIMIZATIONS
+from rasp_compile.testing.differential import assert_agree
 
-from tests.differential import assert_agree
 
 VOCAB = (1, 2, 3)
 

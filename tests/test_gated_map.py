@@ -23,8 +23,8 @@ from rasp_compile.compiler.variables import Var
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.runtime.model import n_params
+from rasp_compile.testing.differential import assert_agree, compiled_exactly, disagreements, every_input, random_inputs
 
-from differential import assert_agree, compiled_exactly, disagreements, every_input, random_inputs
 
 RUNNING_COUNT = """
 vocab {x, y}

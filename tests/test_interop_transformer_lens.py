@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from differential import every_input, same_value
 from test_examples import load_example
 from extras import require
 from model_zoo import model_variants, random_model, random_token_ids
@@ -29,6 +28,7 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.interop import MissingExtraError, tl_tokens, to_transformer_lens
 from rasp_compile.runtime.forward import logits, trace
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import every_input, same_value
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))
 MAX_INPUTS = 2_000

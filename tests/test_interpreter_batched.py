@@ -24,9 +24,9 @@ from rasp_compile.frontend import load_program
 from rasp_compile.frontend.infer import possible_means
 from rasp_compile.tools.interpret import batched, evaluate, evaluate_batch, evaluate_each
 from rasp_compile.tools.interpret.rules import exact_mean
+from rasp_compile.testing.random_programs import programs
 
 import reference_programs
-from random_programs import programs
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))
 SHORT_INPUTS = 3_000  # per program, shortest first

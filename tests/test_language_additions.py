@@ -13,7 +13,7 @@ import rasp_compile as rc
 from rasp_compile import ir
 from rasp_compile.runtime.forward import predict
 from rasp_compile.runtime.model import n_params
-from tests.differential import every_input, random_inputs, same_value
+from rasp_compile.testing.differential import every_input, random_inputs, same_value
 
 
 def shifted(xs: list, by: int = 1) -> list:

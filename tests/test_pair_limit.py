@@ -14,8 +14,8 @@ from rasp_compile.compiler.ops import GatedMap, Linear
 from rasp_compile.errors import RaspValueError, format_error
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import MAX_COMBINATIONS, infer_value_sets
+from rasp_compile.testing.differential import assert_agree, every_input
 
-from differential import assert_agree, every_input
 
 MAX_LEN = 256  # a running mean of +1 / -1 takes 19,949 values: x 256 lengths, past MAX_COMBINATIONS
 

@@ -14,10 +14,10 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.errors import RaspRuntimeError
 from rasp_compile.frontend import parse_program
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import disagreements
+from rasp_compile.testing.random_programs import programs, random_inputs
 
-from differential import disagreements
 from program_text import program_text
-from random_programs import programs, random_inputs
 
 
 def _outcome(program: ir.Program, tokens: list) -> list | str:

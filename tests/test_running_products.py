@@ -17,8 +17,8 @@ from rasp_compile.compiler.variables import sort_key
 from rasp_compile.errors import RaspValueError
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets, nullable_sops
+from rasp_compile.testing.differential import assert_agree, every_input
 
-from differential import assert_agree, every_input
 
 RUNNING = """
 vocab {"(", ")"}

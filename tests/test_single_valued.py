@@ -21,8 +21,8 @@ from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.frontend.single_valued import IMPOSSIBLE, POSSIBLE, conflicts_possible
 from rasp_compile.runtime.forward import predict
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.random_programs import programs
 
-from random_programs import programs
 
 PROGRAMS = Path(__file__).parent.parent / "programs"
 

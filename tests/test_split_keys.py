@@ -14,8 +14,8 @@ from rasp_compile.compiler import build_graph
 from rasp_compile.compiler.ops import Attend, Linear
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.differential import assert_agree, every_input, random_inputs
 
-from differential import assert_agree, every_input, random_inputs
 
 PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
 

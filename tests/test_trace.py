@@ -18,9 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import random_programs
 import rasp_compile as rc
-from differential import random_inputs
 from extras import require
 from rasp_compile import ir
 from rasp_compile.cli import run_cmd
@@ -28,6 +26,8 @@ from rasp_compile.errors import RaspRuntimeError
 from rasp_compile.runtime import forward
 from rasp_compile.runtime.model import astype
 from rasp_compile.tools.trace import NotInResidual
+from rasp_compile.testing import random_programs
+from rasp_compile.testing.differential import random_inputs
 
 PROGRAMS = sorted((Path(__file__).resolve().parent.parent / "programs").glob("*.rasp"))
 SELECTED = 0.01  # a key with more attention than this is one the head selects (exact weights give >= 1/(n+1))

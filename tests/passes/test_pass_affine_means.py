@@ -6,8 +6,6 @@ it leaves alone (no gain, not affine, float64 already merged the means)."""
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -23,11 +21,10 @@ from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.runtime.forward import predict
 from rasp_compile.tools.interpret.batched import evaluate_batch
+from rasp_compile.testing.differential import assert_agree, disagreements, every_input, same_value
 
 from tiny import by_label, plain_graph
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
-from differential import assert_agree, disagreements, every_input, same_value  # noqa: E402
 
 AFFINE = Rewrites(map=(affine_means.affine_mean,), sequence_map=(affine_means.affine_sequence_mean,))
 EMBEDDED_AFFINE = Rewrites(map=(fold_embeddings.map_of_embedding, affine_means.affine_mean))

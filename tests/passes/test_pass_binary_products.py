@@ -5,8 +5,6 @@ sums) on every input, the extremes included; what it leaves alone."""
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,11 +14,10 @@ from rasp_compile.compiler.ops import GatedMap, Linear
 from rasp_compile.compiler.passes import binary_products
 from rasp_compile.frontend import parse_program
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import assert_agree, compiled_exactly, every_input, random_inputs
 
 from tiny import by_label, plain_graph
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
-from differential import assert_agree, compiled_exactly, every_input, random_inputs  # noqa: E402
 
 PRODUCTS = Rewrites(sequence_map=(binary_products.product_by_digits,))
 

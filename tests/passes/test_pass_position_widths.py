@@ -4,9 +4,6 @@ counts written in plain Python."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from rasp_compile.compiler import compile_program
@@ -15,11 +12,10 @@ from rasp_compile.compiler.ops import Attend, Embed, Linear, NumericMLP
 from rasp_compile.compiler.passes import position_widths
 from rasp_compile.frontend import parse_program
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import assert_agree, every_input, random_inputs
 
 from tiny import by_label, plain_graph
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
-from differential import assert_agree, every_input, random_inputs  # noqa: E402
 
 WIDTHS = Rewrites(width=(position_widths.width_of_positions,))
 

@@ -16,8 +16,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from hypothesis import strategies as st
-
 from rasp_compile import ir
 
 INT_MAPS = [
@@ -216,9 +214,12 @@ def random_program(rng: random.Random) -> ir.Program:
     return build_program(Chooser(rng.randint))
 
 
-@st.composite
-def programs(draw) -> ir.Program:
-    return build_program(Chooser(lambda lo, hi: draw(st.integers(lo, hi))))
+def programs():
+    """A hypothesis strategy of programs, shrinking as hypothesis does (hypothesis is imported
+    here: it is a test dependency, and `random_program` does without it)."""
+    from hypothesis import strategies as st
+
+    return st.composite(lambda draw: build_program(Chooser(lambda lo, hi: draw(st.integers(lo, hi)))))()
 
 
 def random_inputs(program: ir.Program, rng: random.Random, count: int) -> list[list]:
