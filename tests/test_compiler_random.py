@@ -1,4 +1,4 @@
-"""Random well-formed programs (tests/random_programs.py): the compiled float32 model equals the
+"""Random well-formed programs (rasp_compile/testing/random_programs.py): the compiled float32 model equals the
 interpreter on random inputs. Hypothesis draws at least 200 programs per run, derandomized so a
 run is repeatable; bench/fuzz.py runs thousands more."""
 
