@@ -45,6 +45,7 @@ def runs(tmp_path_factory) -> dict:
     return {"fuzz": fuzz_out, "fuzz_status": fuzzing.returncode, "scale": scale.stdout, "out": out}
 
 
+@pytest.mark.slow
 def test_fuzz_reports_every_program_agreeing(runs):
     assert runs["fuzz_status"] == 0
     agreed, compiled, compared, rejected, refused, disagreed, crashed = SUMMARY.search(runs["fuzz"]).groups()

@@ -28,6 +28,7 @@ LONG = 16
 RANDOM_INPUTS = 1_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_compiled_equals_interpreter_on_every_input(path: Path):
     program = load_program(path)
@@ -39,6 +40,7 @@ def test_compiled_equals_interpreter_on_every_input(path: Path):
     assert bad == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_unoptimised_compilation_equals_interpreter(path: Path):
     """With every optimisation pass off, the plain constructions alone are right too."""
@@ -50,6 +52,7 @@ def test_unoptimised_compilation_equals_interpreter(path: Path):
     assert bad == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_compiled_at_max_len_16_equals_interpreter(path: Path):
     program = load_program(path)

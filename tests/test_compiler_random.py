@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from rasp_compile.testing.random_programs import programs, random_inputs
 
 
 
+@pytest.mark.slow
 @settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_compiled_random_program_equals_interpreter(program: ir.Program):
@@ -26,6 +28,7 @@ def test_compiled_random_program_equals_interpreter(program: ir.Program):
     assert bad == [], bad[:3]
 
 
+@pytest.mark.slow
 @settings(max_examples=100, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.sampled_from(sorted(OPTIMIZATIONS)))
 def test_each_optimisation_can_be_switched_off(program: ir.Program, disabled: str):

@@ -39,6 +39,7 @@ def spec_predict(path: Path, tokens: list) -> list:
     return [meta["output"]["values"][int(np.argmax(row))] for row in logits]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_saved_program_runs_by_the_spec_alone(path: Path, tmp_path: Path):
     program = load_program(path)
@@ -72,6 +73,7 @@ def max_attention_score(model, tokens) -> float:
     return worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_scores_stay_finite_without_the_softmax_max_trick(path: Path):
     """A forward pass that exponentiates raw scores (no row-max subtraction) must not overflow

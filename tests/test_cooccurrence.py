@@ -94,6 +94,7 @@ def test_a_sum_of_a_running_mean_and_the_length_still_folds():
     assert_agree(compile_program(program), program, every_input(program.vocab, program.max_len))
 
 
+@pytest.mark.slow
 @settings(max_examples=25, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(["length", "indices"]), st.integers(-3, 6), st.sampled_from(["*", "+", "-"]), st.integers(2, 6))
 def test_random_steps_of_a_running_mean_and_the_position_agree_with_the_interpreter(position, cut, op, max_len):

@@ -59,6 +59,7 @@ def test_error_example_gives_the_message_shown(source, index):
     assert format_error(caught.value, source, FILENAME) == following[2].rstrip("\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", shown_programs())
 def test_every_program_the_docs_show_compiles_and_agrees_with_the_interpreter(source):
     program = parse_program(source, FILENAME)

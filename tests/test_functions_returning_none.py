@@ -95,6 +95,7 @@ def partial_programs(draw):
     return ir.Program(output=output, vocab=VOCAB, max_len=draw(st.integers(1, 4)), causal=draw(st.booleans()))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(partial_programs(), st.booleans())
 def test_random_programs_with_partial_functions_compile_to_what_the_interpreter_says(program, optimised):

@@ -173,6 +173,7 @@ def test_every_input_at_a_small_max_len(name):
     check(name, PROGRAMS[name][2], every_input)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_random_inputs_at_a_larger_max_len(name):
     check(name, PROGRAMS[name][3], lambda vocab, n: random_inputs(vocab, n, 150, seed=len(name)))

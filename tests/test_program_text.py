@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from rasp_compile import ir
@@ -28,6 +29,7 @@ def _outcome(program: ir.Program, tokens: list) -> list | str:
         return "error"
 
 
+@pytest.mark.slow
 @settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_a_program_read_back_from_its_text_means_the_same(program: ir.Program):

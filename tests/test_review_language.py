@@ -3,6 +3,8 @@ docs/language.md states it (interpreter, compiled model and a plain-Python expec
 
 from __future__ import annotations
 
+import pytest
+
 import rasp_compile as rc
 
 
@@ -23,6 +25,7 @@ output map(lambda x: str(x + 0.1 + 0.2) + "," + str(0.1 + 0.2 == 0.3) + "," + st
     assert interpreted == compiled == [0 + 0.1 + 0.2] != [0.3]
 
 
+@pytest.mark.slow
 def test_the_first_failure_reported_is_the_same_in_every_run():
     """Value sets are sets: tried in their iteration order, the value an error names changed with
     Python's hash seed ('cherry' in one run, 'bananas' in the next)."""

@@ -164,6 +164,7 @@ def aimed_programs(draw) -> ir.Program:
                       causal=draw(st.booleans()))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(aimed_programs())
 def test_impossible_is_never_met_aimed_programs(program: ir.Program):

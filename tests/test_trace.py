@@ -48,6 +48,7 @@ def named_values(program: ir.Program, tokens: list) -> dict | None:
     return {name: v for name, v in values.items() if isinstance(v, list)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_sop_reads_back_what_the_interpreter_computes(path):
     program, model = compiled(path)
@@ -91,6 +92,7 @@ def test_sop_agrees_on_any_input_of_sort_freq(data):
         assert t.sop(name) == expected[name]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(random_programs.programs())
 def test_random_programs_heads_are_described_and_sops_read_back(program: ir.Program):
@@ -150,6 +152,7 @@ def test_every_head_is_described_by_the_select_whose_pattern_it_draws(path, tmp_
         np.testing.assert_array_equal(selected, matrix, err_msg=head.title)
 
 
+@pytest.mark.slow
 def test_trace_names_every_head_by_its_select(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")  # the head lines unwrapped
     for path in PROGRAMS:

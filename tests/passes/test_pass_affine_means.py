@@ -153,6 +153,7 @@ def test_the_issues_program_is_exact_on_every_input_at_its_max_len_and_wrong_wit
         compile_program(program, disabled=["affine-means"])  # refused, checked on every input
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_len, samples", [(64, 400), (300, 150), (1024, 40)])
 def test_the_issues_program_is_exact_at_long_max_lens(max_len: int, samples: int):
     """Seeded samples of the longest lengths and the extremes, against the batched interpreter."""
@@ -175,6 +176,7 @@ SELECTS = ["select(indices, indices, lambda k, q: k <= q)", "select(tokens, toke
 SCALES = [1, -1, 2, -3, 0.5, -0.25, 0.1, 7.5]
 
 
+@pytest.mark.slow
 @settings(max_examples=30, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(offset=st.integers(-10**6, 10**6), steps=st.lists(st.integers(-3, 3), min_size=3, max_size=3),
        select=st.sampled_from(SELECTS), scale=st.sampled_from(SCALES), shift=st.integers(-5, 5),

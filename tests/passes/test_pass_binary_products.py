@@ -36,6 +36,7 @@ def sums(tokens: list, fn) -> list:
     return [fn(s, c) for c, s in enumerate(steps, start=1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("product, plain", [
     ("lambda b, n: b * n", lambda s, c: s),
     ("lambda b, n: 3 * b * n + 2 * b - n + 1", lambda s, c: 3 * s + 2 * s / c - c + 1),
@@ -51,6 +52,7 @@ def test_products_by_digits_are_the_running_sums(product: str, plain):
     assert_agree(model, program, every_input(program.vocab, 9))
 
 
+@pytest.mark.slow
 def test_paren_depth_at_max_len_300_agrees_on_its_extremes():
     """Rounded, as programs/paren_depth.rasp reads it: the sum carries the mean's float32 rounding
     times the count (about 2e-5 at 300), which a numerical answer near 0 would show."""

@@ -55,6 +55,7 @@ def test_which_widths_are_counted_from_positions(predicate: str):
         assert isinstance(ops["length.mean_index"], Attend) and ops["length.mean_index"].kind == "numerical"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("numerical", [False, True])
 @pytest.mark.parametrize("predicate", [p for p, f in PREDICATES.items() if f is not None])
@@ -70,6 +71,7 @@ def test_widths_from_positions_are_the_plain_python_counts(predicate: str, causa
     assert_agree(model, program, every_input(program.vocab, program.max_len))
 
 
+@pytest.mark.slow
 def test_reverse_at_max_len_256_agrees_with_the_interpreter():
     """The width n - 1 - i has no max_len x max_len table: its head reads the index's mean."""
     program = parse_program("vocab {1, 2, 3}\nmax_len 256\nopposite = selector_width(select(indices, indices, >))\n"
