@@ -2,7 +2,7 @@
 of another checkout of this project (an earlier commit), and where its time goes.
 
     python bench/accuracy_speed.py [--program sort] [--max-len 30] [--samples 100000] [--runs 3]
-                                   [--before DIR] [--out bench/accuracy_speed.md]
+                                   [--before DIR] [--out bench/results/accuracy_speed.md]
 
 The program (programs/NAME.rasp) is compiled at `--max-len` into a weights file. Each figure is
 the best of `--runs` runs, wall time:
@@ -37,10 +37,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-
-from scale import machine  # noqa: E402  (bench/ is on sys.path)
+from harness import RESULTS, ROOT, best_of, machine, machine_line, markdown, revision  # noqa: E402
 
 from rasp_compile.cli import accuracy, comparison  # noqa: E402
 from rasp_compile.cli.reference import Reference  # noqa: E402
@@ -49,16 +46,6 @@ from rasp_compile.frontend import load_program  # noqa: E402
 from rasp_compile.runtime.prediction import input_vocab  # noqa: E402
 from rasp_compile.runtime.weights_file import save  # noqa: E402
 from rasp_compile.tools.interpret import evaluate_vocab_indices  # noqa: E402
-
-
-def best_of(runs: int, work) -> float:
-    """The shortest wall time of `runs` calls of `work`."""
-    best = float("inf")
-    for _ in range(runs):
-        started = time.perf_counter()
-        work()
-        best = min(best, time.perf_counter() - started)
-    return best
 
 
 def command(checkout: Path, weights: Path, samples: int):
@@ -78,9 +65,9 @@ def command(checkout: Path, weights: Path, samples: int):
 
 
 def checkout_name(path: Path) -> str:
-    """"commit abc1234" for a git checkout (its HEAD), else the path."""
-    head = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return f"commit {head.stdout.strip()}" if head.returncode == 0 else str(path)
+    """"commit abc1234" for a git checkout (its HEAD, harness.revision), else the path."""
+    commit = revision(path)
+    return str(path) if commit is None else f"commit {commit}"
 
 
 def alternating(runs: int, calls: list) -> list[tuple[float, float]]:
@@ -118,14 +105,12 @@ def report(args, figures: list[tuple[str, float]], count: int) -> str:
     seconds = dict(figures)
     lines = [
         "# bench/accuracy_speed.py results", "",
-        f"Machine: {info['platform']} ({info['processor']}), {info['cpu_count']} CPUs; Python {info['python']}, "
-        f"numpy {info['numpy']}; {info['date']}; commit {info['commit']}; load average {os.getloadavg()[0]:.1f} "
+        f"{machine_line(info)}; load average {os.getloadavg()[0]:.1f} "
         "at the end (the machine is shared).",
         f"Settings: program {args.program}, max_len {args.max_len}, samples {args.samples:,}, seed 0, "
         f"runs {args.runs} (best of; the two commands alternate), batch {comparison.BATCH:,}, {count:,} inputs; "
         "one BLAS thread; bytecode cache allowed.", "",
-        "| what | s | inputs/s |", "|---|---|---|",
-        *(f"| {what} | {s:.2f} | {count / s:,.0f} |" for what, s in figures), "",
+        markdown(["what", "s", "inputs/s"], [[what, f"{s:.2f}", f"{count / s:,.0f}"] for what, s in figures]), "",
     ]
     if args.before:
         ratios = [seconds[f"rasp-run --accuracy, {args.before_name}{kind}"] / seconds[f"rasp-run --accuracy, this checkout{kind}"]
@@ -145,7 +130,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--before", type=Path, help="another checkout of this project, to run beside this one")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "accuracy_speed.md")
+    parser.add_argument("--out", type=Path, default=RESULTS / "accuracy_speed.md")
     args = parser.parse_args()
     program = load_program(ROOT / "programs" / f"{args.program}.rasp", max_len=args.max_len)
     model = compile_program(program)

@@ -1,7 +1,7 @@
 """Cold compile time of this checkout beside another revision, measured interleaved.
 
     python bench/cold_compile.py --against REV [--max-len 20] [--runs 5] [--programs aab,sort]
-                                 [--out bench/cold_compile.md]
+                                 [--out bench/results/cold_compile.md]
 
 A cold compile is what a user waits for: `rasp-compile PROGRAM --max-len N --json` in a new Python
 process, imports included. Timings on a shared machine drift with its load by more than the
@@ -14,25 +14,22 @@ the median of each side and their ratio; the last line, the ratio of the summed 
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import RESULTS, ROOT, machine, machine_line, markdown, revision, wall_seconds
+
 ENTRY = "import sys; from rasp_compile.cli.compile_cmd import main; sys.exit(main())"
 
 
 def cold_compile(tree: Path, program: Path, max_len: int) -> float:
     """Wall seconds of one compile of `program` by the package in `tree`, in a new process."""
     command = [sys.executable, "-c", ENTRY, str(program), "--max-len", str(max_len), "--json"]
-    started = time.perf_counter()
-    subprocess.run(command, cwd=tree, env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
-                   check=True, capture_output=True)
-    return time.perf_counter() - started
+    return wall_seconds(lambda: subprocess.run(command, cwd=tree, env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+                                               check=True, capture_output=True))
 
 
 def measure(trees: dict[str, Path], programs: list[Path], max_len: int, runs: int) -> dict:
@@ -46,23 +43,18 @@ def measure(trees: dict[str, Path], programs: list[Path], max_len: int, runs: in
     return times
 
 
-def table(times: dict, programs: list[Path], against: str) -> list[str]:
-    """Markdown rows: program, median here, median at REV, ratio; then the total."""
-    rows = [f"| program | this checkout (s) | {against} (s) | ratio |", "|---|---|---|---|"]
+def table(times: dict, programs: list[Path], against: str) -> str:
+    """A markdown table: program, median here, median at REV, ratio; then the total."""
+    rows = []
     totals = {"here": 0.0, "there": 0.0}
     for program in programs:
         here = statistics.median(times[("here", program.stem)])
         there = statistics.median(times[("there", program.stem)])
         totals["here"] += here
         totals["there"] += there
-        rows.append(f"| {program.stem} | {here:.3f} | {there:.3f} | {here / there:.2f} |")
-    rows.append(f"| all | {totals['here']:.3f} | {totals['there']:.3f} | {totals['here'] / totals['there']:.2f} |")
-    return rows
-
-
-def revision(tree: Path, rev: str = "HEAD") -> str:
-    return subprocess.run(["git", "rev-parse", "--short", rev], cwd=tree, check=True,
-                          capture_output=True, text=True).stdout.strip()
+        rows.append([program.stem, f"{here:.3f}", f"{there:.3f}", f"{here / there:.2f}"])
+    rows.append(["all", f"{totals['here']:.3f}", f"{totals['there']:.3f}", f"{totals['here'] / totals['there']:.2f}"])
+    return markdown(["program", "this checkout (s)", f"{against} (s)", "ratio"], rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-len", type=int, default=20, metavar="N", help="compile at this max_len (default 20)")
     parser.add_argument("--runs", type=int, default=5, metavar="R", help="compiles per program and side (default 5)")
     parser.add_argument("--programs", default="", help="comma-separated names from programs/ (default: all)")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "cold_compile.md", help="the results file")
+    parser.add_argument("--out", type=Path, default=RESULTS / "cold_compile.md", help="the results file")
     args = parser.parse_args(argv)
     names = [name for name in args.programs.split(",") if name]
     programs = [ROOT / "programs" / f"{name}.rasp" for name in names] or sorted((ROOT / "programs").glob("*.rasp"))
@@ -88,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         "# bench/cold_compile.py results", "",
         f"This checkout ({revision(ROOT)}) beside {against}: `rasp-compile PROGRAM --max-len {args.max_len} "
         f"--json` in a new process, {args.runs} runs per program and side, interleaved; medians.",
-        f"Machine: {platform.platform()}, {platform.python_implementation()} {platform.python_version()}.", "",
-        *table(times, programs, against),
+        f"{machine_line(machine())}.", "",
+        table(times, programs, against),
     ]
     text = "\n".join(lines) + "\n"
     print(text, end="")

@@ -22,16 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from harness import ROOT
 
-from random_programs import random_program  # noqa: E402  (tests/ has no __init__)
+from rasp_compile.compiler import OPTIMIZATIONS, compile_program
+from rasp_compile.errors import RaspError
+from rasp_compile.frontend import load_program
+from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.random_programs import random_program
 
-from rasp_compile.compiler import OPTIMIZATIONS, compile_program  # noqa: E402
-from rasp_compile.errors import RaspError  # noqa: E402
-from rasp_compile.frontend import load_program  # noqa: E402
-from rasp_compile.frontend.infer import infer_value_sets  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
 MAX_LENS = (2, 5, 16, 64, 256, 1024)
 FUZZ_SEED_STRIDE = 1_000_003  # bench/fuzz.py's: program i of seed 0 uses random.Random(i)
 

@@ -2,7 +2,7 @@
 same 1,000 sequences; each model's achieved GFLOP/s beside a float32 matmul's.
 
     python bench/forward_vs_tracr.py [--programs hist,sort] [--max-lens 5,10,20,40] [--batch 1000]
-                                     [--runs 7] [--timeout 600] [--out bench/]
+                                     [--runs 7] [--timeout 600] [--out bench/results/]
 
 Needs tracr (`pip install -e '.[tracr]'`, which brings jax). Writes `forward_vs_tracr.md` and
 `forward_vs_tracr.json` to `--out`. Columns are described in bench/README.md.
@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import RESULTS, ROOT, machine, machine_line, markdown
+
 PROGRAMS_DIR = ROOT / "programs"
 MAX_LENS = (5, 10, 20, 40)
 MATMUL_SIZE = 1024  # [n, n] @ [n, n] in float32: large enough for the BLAS to reach its peak
@@ -163,11 +164,6 @@ def table_rows(cells: list[dict]) -> list[list[str]]:
     return rows
 
 
-def markdown(rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
-
-
 def summary(cells: list[dict]) -> str:
     measured = [cell for cell in cells if cell["status"] == "ok"]
     if not measured:
@@ -181,30 +177,23 @@ def summary(cells: list[dict]) -> str:
 
 def write_report(out: Path, cells: list[dict], batch: int, runs: int, threads: str) -> str:
     """Write forward_vs_tracr.md and .json to `out`; returns the markdown."""
+    import jax
+
+    info = {**machine(), "jax": jax.__version__}
     text = "\n".join([
         "# Forward pass: ours beside tracr's jit", "",
-        f"Machine: {machine_line()}. Batch {batch} sequences of length max_len (BOS added), float32, "
+        f"{machine_line(info)}; jax {info['jax']}. Batch {batch} sequences of length max_len (BOS added), float32, "
         f"{threads}; after a warm-up, the best of at least {runs} alternating runs each, and of as many "
         f"as fit in {MIN_SECONDS:g} s. GFLOP/s ours: `count_flops` of the model at max_len + 1 "
         f"positions (the model's FLOPs, every weight counted; the pass skips products with zero weights), "
         f"times the batch, over the time; GFLOP/s matmul: a float32 {MATMUL_SIZE}x{MATMUL_SIZE} "
         "NumPy matmul in the same process, on the same threads.", "",
-        markdown(table_rows(cells)), "", summary(cells), ""])
+        markdown(COLUMNS, table_rows(cells)), "", summary(cells), ""])
     out.mkdir(parents=True, exist_ok=True)
     (out / "forward_vs_tracr.md").write_text(text)
     (out / "forward_vs_tracr.json").write_text(json.dumps(
-        {"machine": machine_line(), "threads": threads, "batch": batch, "runs": runs, "cells": cells}, indent=1) + "\n")
+        {"machine": info, "threads": threads, "batch": batch, "runs": runs, "cells": cells}, indent=1) + "\n")
     return text
-
-
-def machine_line() -> str:
-    import platform
-
-    import jax
-    commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
-                            capture_output=True, text=True).stdout.strip() or "unknown"
-    return (f"{platform.platform()}, {os.cpu_count()} CPUs; Python {platform.python_version()}, "
-            f"numpy {np.__version__}, jax {jax.__version__}; commit {commit}")
 
 
 def parse_args(argv: list[str] | None):
@@ -215,7 +204,7 @@ def parse_args(argv: list[str] | None):
     parser.add_argument("--runs", type=int, default=15, help="timed runs after a warm-up, best kept")
     parser.add_argument("--all-threads", action="store_true", help="let BLAS and XLA use every core")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per cell (default 600)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent, help="results directory")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results/)")
     parser.add_argument("--cell", nargs=2, metavar=("PROGRAM", "MAX_LEN"), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 

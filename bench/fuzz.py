@@ -32,17 +32,13 @@ import random
 import sys
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from differential import disagreements, random_inputs  # noqa: E402  (tests/ has no __init__)
-from random_programs import random_program  # noqa: E402
-
-from rasp_compile import ir  # noqa: E402
-from rasp_compile.compiler import compile_program  # noqa: E402
-from rasp_compile.errors import RaspError, RaspPrecisionError  # noqa: E402
-from rasp_compile.frontend.infer import infer_value_sets  # noqa: E402
+from rasp_compile import ir
+from rasp_compile.compiler import compile_program
+from rasp_compile.errors import RaspError, RaspPrecisionError
+from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.differential import disagreements, random_inputs
+from rasp_compile.testing.random_programs import random_program
 
 INPUTS_PER_PROGRAM = 50
 PROGRESS_EVERY = 200

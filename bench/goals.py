@@ -8,16 +8,17 @@ GPT-2's context: every program compiles at max_len 1,024 within COLD_COMPILE_CON
 is exact there in float32; the programs whose selects compare positions or counts grow at most
 LINEAR_GROWTH times from max_len 64 to 1,024 (16x the positions); no program over
 MAX_PARAMS_AT_64 parameters at 64 or MAX_PARAMS_AT_1024 at 1,024; the forward pass at least
-FORWARD_SPEEDUP_GOAL times tracr's on every cell of bench/forward_vs_tracr.json.
+FORWARD_SPEEDUP_GOAL times tracr's on every cell of bench/results/forward_vs_tracr.json.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
-from pathlib import Path
 
 import tracr_figures as tracr
 from cells import PROGRAMS_DIR, compile_text, find, library_programs, ratio_text, shown
+from harness import RESULTS, ROOT
 
 from rasp_compile.compiler import compile_program
 from rasp_compile.frontend import load_program
@@ -30,7 +31,7 @@ LINEAR_PROGRAMS = ("length", "reverse", "hist", "count", "shift_by", "sort", "so
                    "pair_balance", "dyck1", "paren_depth")
 LINEAR_GROWTH = 20.0
 MAX_PARAMS_AT_64, MAX_PARAMS_AT_1024 = 1_000_000, 50_000_000
-FORWARD_FILE = Path(__file__).resolve().parent / "forward_vs_tracr.json"
+FORWARD_FILE = RESULTS / "forward_vs_tracr.json"
 
 
 def verdict(goal: str, failures: list[str], missing: list[str], success: str) -> tuple[str, bool, str]:
@@ -120,13 +121,19 @@ def goal_forward_time(cells: list[dict]) -> tuple[str, bool, str]:
 
 def goal_flops() -> tuple[str, bool, str]:
     """The compiled programs/aab.rasp against examples/handmade_aab.py on a 5-token input."""
-    import handmade_aab  # examples/ (bench/scale.py puts it on sys.path)
-
     compiled = compile_program(load_program(PROGRAMS_DIR / "aab.rasp"), max_len=GOAL_5_TOKENS)
     ours, theirs = (count_flops(m, GOAL_5_TOKENS + (m.meta["bos_id"] is not None))["total"]
-                    for m in (compiled, handmade_aab.build()))
+                    for m in (compiled, handmade_aab().build()))
     return ("5 (aab)* FLOPs <= the hand-made model's", ours <= theirs,
             f"compiled {ours:,} vs hand-made {theirs:,} at {GOAL_5_TOKENS} tokens")
+
+
+def handmade_aab():
+    """examples/handmade_aab.py, the example a user runs as a script, imported from its path."""
+    spec = importlib.util.spec_from_file_location("handmade_aab", ROOT / "examples" / "handmade_aab.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def goal_context(cells: list[dict]) -> tuple[str, bool, str]:
@@ -177,9 +184,9 @@ def goal_sizes(cells: list[dict]) -> tuple[str, bool, str]:
 
 
 def goal_forward_vs_tracr() -> tuple[str, bool, str]:
-    goal = f"C4 forward >= {tracr.FORWARD_SPEEDUP_GOAL:g}x tracr's on every cell of bench/forward_vs_tracr.md"
+    goal = f"C4 forward >= {tracr.FORWARD_SPEEDUP_GOAL:g}x tracr's on every cell of bench/results/forward_vs_tracr.md"
     if not FORWARD_FILE.exists():
-        return verdict(goal, [], ["bench/forward_vs_tracr.json"], "")
+        return verdict(goal, [], ["bench/results/forward_vs_tracr.json"], "")
     measured = json.loads(FORWARD_FILE.read_text())["cells"]
     failures: list[tuple[float, str]] = []
     missing: list[str] = []

@@ -21,7 +21,7 @@ Each cell's model, forward and accuracy figures come from a worker process (this
 killed, the cell keeps the stages it finished and is marked "timeout", and a program whose compile
 timed out is not tried at larger max_lens. Each cold compile run has the same limit.
 
-Writes OUT/results.md and OUT/results.json (OUT = `--out`, default bench/), prints the tables,
+Writes OUT/results.md and OUT/results.json (OUT = `--out`, default bench/results/), prints the tables,
 the comparison with tracr (bench/tracr_figures.py) and the goal checks (bench/goals.py).
 """
 
@@ -29,10 +29,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import json
-import os
-import platform
 import random
 import statistics
 import subprocess
@@ -43,26 +40,22 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
-from rich.table import Table as RichTable
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # tests/differential.py: the comparison rule (no __init__)
-sys.path.insert(0, str(ROOT / "examples"))  # examples/handmade_aab.py: goal 5's reference model
+import tracr_figures as tracr
+from cells import PROGRAMS_DIR, compile_text, find, heads_text, library_programs, ratio_text, shown
+from goals import goal_checks, goal_lines
+from harness import RESULTS, Table, best_of, machine, machine_line, to_markdown, to_rich
 
-import tracr_figures as tracr  # noqa: E402  (this directory is on sys.path when run as a script)
-from cells import PROGRAMS_DIR, compile_text, find, heads_text, library_programs, ratio_text, shown  # noqa: E402
-from differential import same_value  # noqa: E402
-from goals import goal_checks, goal_lines  # noqa: E402
-
-from rasp_compile import ir  # noqa: E402
-from rasp_compile.compiler import compile_program  # noqa: E402
-from rasp_compile.errors import RaspRuntimeError  # noqa: E402
-from rasp_compile.tools.flops import count_flops  # noqa: E402
-from rasp_compile.runtime.execute import logits  # noqa: E402
+from rasp_compile import ir
+from rasp_compile.compiler import compile_program
+from rasp_compile.errors import RaspRuntimeError
+from rasp_compile.tools.flops import count_flops
+from rasp_compile.runtime.execute import logits
 from rasp_compile.runtime.prediction import encode, predict
-from rasp_compile.frontend import load_program  # noqa: E402
-from rasp_compile.tools.interpret import evaluate_batch  # noqa: E402
-from rasp_compile.runtime.model import Model, n_nonzero, n_params  # noqa: E402
+from rasp_compile.frontend import load_program
+from rasp_compile.tools.interpret import evaluate_batch
+from rasp_compile.runtime.model import Model, n_nonzero, n_params
+from rasp_compile.testing.differential import same_value
 
 MAX_LENS = (5, 10, 20, 40, 64, 128, 256, 512, 1024)
 SCALED_FROM = 64
@@ -110,14 +103,8 @@ def forward_speed(model: Model, program: ir.Program, batch: int, runs: int, rng:
     """Sequences per second through `execute.logits` on `batch` inputs of length max_len, best of `runs`."""
     ids = np.array([encode(model, [rng.choice(program.vocab) for _ in range(program.max_len)])
                     for _ in range(batch)], dtype=np.int64)
-    best = min(wall_seconds(lambda: logits(model, ids)) for _ in range(runs))
+    best = best_of(runs, lambda: logits(model, ids))
     return {"seqs_per_s": batch / best, "forward_ms_per_1000": best / batch * 1000 * 1000}
-
-
-def wall_seconds(action) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
 
 
 def sampled_inputs(program: ir.Program, count: int, rng: random.Random) -> list[list]:
@@ -126,7 +113,7 @@ def sampled_inputs(program: ir.Program, count: int, rng: random.Random) -> list[
 
 
 def accuracy(model: Model, program: ir.Program, inputs: list[list]) -> dict:
-    """Positions where model and interpreter agree (tests/differential.same_value), over every
+    """Positions where model and interpreter agree (rasp_compile.testing.differential.same_value), over every
     position of the inputs on which the program does not err."""
     checked, expected = [], []
     for tokens, output in zip(inputs, evaluate_batch(program, inputs)):
@@ -215,28 +202,7 @@ def run_program(path: Path, max_lens: list[int], args, console: Console) -> list
 
 
 # ---------------------------------------------------------------------------------------------
-# Reports: one table structure, rendered with rich and as markdown.
-
-
-@dataclasses.dataclass
-class Table:
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-
-
-def to_rich(table: Table) -> RichTable:
-    rich = RichTable(*table.columns, title=table.title, title_justify="left")
-    for row in table.rows:
-        rich.add_row(*row)
-    return rich
-
-
-def to_markdown(table: Table) -> str:
-    lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |",
-             "|" + "|".join("---" for _ in table.columns) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in table.rows]
-    return "\n".join(lines)
+# Reports: harness.Table, rendered with rich and as markdown.
 
 
 PROGRAM_COLUMNS = ["max_len", "layers", "heads", "d_model", "params", "non-zero", "FLOPs", "compile s",
@@ -274,33 +240,12 @@ def comparison_table(cells: list[dict]) -> Table:
 # Output files and the command line.
 
 
-def machine() -> dict:
-    """Where and on what the figures were measured, the compiler's commit included."""
-    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-            "cpu_count": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
-            "date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": compiler_commit()}
-
-
-def compiler_commit() -> str:
-    """The git commit of the rasp_compile package that was measured, "+ changes" when its
-    rasp_compile/ or programs/ differ from it; "unknown" outside a git checkout."""
-    source = Path(compile_program.__code__.co_filename).resolve().parent.parent.parent
-    git = ["git", "-C", str(source)]
-    head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    if head.returncode != 0:
-        return "unknown"
-    changes = subprocess.run(git + ["status", "--porcelain", "--", "rasp_compile", "programs"],
-                             capture_output=True, text=True).stdout.strip()
-    return head.stdout.strip() + (" + changes" if changes else "")
-
-
 def write_results(out: Path, cells: list[dict], tables: list[Table], goals: list, settings: dict) -> None:
     info = machine()
     out.mkdir(parents=True, exist_ok=True)
     header = [
         "# bench/scale.py results", "",
-        f"Machine: {info['platform']} ({info['processor']}), {info['cpu_count']} CPUs; Python {info['python']}, "
-        f"numpy {info['numpy']}; {info['date']}; commit {info['commit']}.",
+        f"{machine_line(info)}.",
         f"Settings: {', '.join(f'{key} {value}' for key, value in settings.items())}. "
         "Columns: see bench/README.md.", "",
     ]
@@ -325,7 +270,7 @@ def parse_args(argv: list[str] | None):
     parser.add_argument("--batch", type=int, default=1_000, help="forward batch (default 1000; smaller past max_len 64)")
     parser.add_argument("--runs", type=int, default=3, help="cold compiles (median) and forward runs (best)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent, help="results directory")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results/)")
     parser.add_argument("--cell", nargs=2, metavar=("PATH", "MAX_LEN"), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 

@@ -2,7 +2,7 @@
 `--workers 2`, and on a two-worker Dask cluster (`--dask`), with the same counts in all three.
 
     python bench/verify_speed.py [--program dyck1] [--max-len 17] [--runs 1]
-                                 [--out bench/verify_speed.md]
+                                 [--out bench/results/verify_speed.md]
 
 The program (programs/NAME.rasp) is compiled at `--max-len` into a weights file. Each figure is
 the command as a user runs it, `rasp-run WEIGHTS --accuracy --all [...] --json`, in a new process,
@@ -34,10 +34,7 @@ from typing import Any  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-
-from scale import machine  # noqa: E402  (bench/ is on sys.path)
+from harness import RESULTS, ROOT, machine, machine_line, markdown  # noqa: E402
 
 from rasp_compile.compiler import compile_program  # noqa: E402
 from rasp_compile.frontend import load_program  # noqa: E402
@@ -90,16 +87,15 @@ def measure(weights: Path, runs: int) -> list[dict]:
 def report(args, rows: list[dict], info: dict, load: tuple[float, float]) -> str:
     lines = [
         "# bench/verify_speed.py results", "",
-        f"Machine: {info['platform']} ({info['processor']}), {info['cpu_count']} CPUs; Python {info['python']}, "
-        f"numpy {info['numpy']}; {info['date']}; commit {info['commit']}. Load average (1 min) "
+        f"{machine_line(info)}. Load average (1 min) "
         f"{load[0]:.1f} before and {load[1]:.1f} after: the machine's {info['cpu_count']} cores are shared "
         "with other work, so two processes do not get two idle cores, and the figures are a floor.",
         f"Settings: program {args.program}, max_len {args.max_len}, runs {args.runs} (best of); one BLAS thread "
         "per process; each figure is the whole command in a new process (start, imports, loading, the "
         "check that meta.source compiles to these weights included).", "",
-        "| how | wall s | CPU s | inputs | inputs/s (wall) | inputs per CPU s |", "|---|---|---|---|---|---|",
-        *(f"| {row['what']} | {row['seconds']:.2f} | {row['cpu_seconds']:.2f} | {row['inputs']:,} | "
-          f"{row['inputs_per_second']:,} | {row['inputs'] / row['cpu_seconds']:,.0f} |" for row in rows), "",
+        markdown(["how", "wall s", "CPU s", "inputs", "inputs/s (wall)", "inputs per CPU s"],
+                 [[row["what"], f"{row['seconds']:.2f}", f"{row['cpu_seconds']:.2f}", f"{row['inputs']:,}",
+                   f"{row['inputs_per_second']:,}", f"{row['inputs'] / row['cpu_seconds']:,.0f}"] for row in rows]), "",
         "CPU s: every process of the run (the command, its worker processes, the cluster's workers).",
         "Every run compared every input, agreed at every position, and the three reports are identical.",
     ]
@@ -111,7 +107,7 @@ def main() -> None:
     parser.add_argument("--program", default="dyck1")
     parser.add_argument("--max-len", type=int, default=17)
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "verify_speed.md")
+    parser.add_argument("--out", type=Path, default=RESULTS / "verify_speed.md")
     args = parser.parse_args()
     model = compile_program(load_program(ROOT / "programs" / f"{args.program}.rasp", max_len=args.max_len))
     before = os.getloadavg()[0]

@@ -1,4 +1,4 @@
-"""`.rasp` text for a program built in Python (tests/random_programs.py), so that generated
+"""`.rasp` text for a program built in Python (rasp_compile/testing/random_programs.py), so that generated
 programs can go through the whole front end: parse, lower, the project's own lambda evaluator.
 
 Every s-op the output needs is bound to a name (`s1`, `s2`, ...) in dependency order; selectors

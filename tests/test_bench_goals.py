@@ -4,11 +4,7 @@ measurement as a failure."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import goals  # noqa: E402  (bench/ is not a package)
+import goals  # bench/goals.py: bench/ is on the tests' path (pyproject.toml)
 
 
 def cells(params_64: int, params_1024: int, compile_s: float = 1.0, accuracy: float = 100.0) -> list[dict]:

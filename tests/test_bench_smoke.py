@@ -20,6 +20,8 @@ from rasp_compile.tools.flops import count_flops
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.model import n_nonzero, n_params
 
+import fuzz  # bench/fuzz.py: bench/ is on the tests' path (pyproject.toml)
+
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ_PROGRAMS = 5
 SAMPLES = 20
@@ -33,16 +35,17 @@ COLUMNS = ["max_len", "layers", "heads", "d_model", "params", "non-zero", "FLOPs
 def runs(tmp_path_factory) -> dict:
     """The fuzz's stdout and exit status, and the scale bench's output directory and stdout."""
     out = tmp_path_factory.mktemp("scale")
-    fuzz = subprocess.Popen([sys.executable, str(ROOT / "bench" / "fuzz.py"), "--count", str(FUZZ_PROGRAMS)],
+    fuzzing = subprocess.Popen([sys.executable, str(ROOT / "bench" / "fuzz.py"), "--count", str(FUZZ_PROGRAMS)],
                             stdout=subprocess.PIPE, text=True)
     scale = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "scale.py"), "--programs", "aab", "--max-lens", "5",
          "--samples", str(SAMPLES), "--batch", "10", "--runs", "1", "--timeout", "60", "--out", str(out)],
         capture_output=True, text=True, check=True)
-    fuzz_out, _ = fuzz.communicate(timeout=60)
-    return {"fuzz": fuzz_out, "fuzz_status": fuzz.returncode, "scale": scale.stdout, "out": out}
+    fuzz_out, _ = fuzzing.communicate(timeout=60)
+    return {"fuzz": fuzz_out, "fuzz_status": fuzzing.returncode, "scale": scale.stdout, "out": out}
 
 
+@pytest.mark.slow
 def test_fuzz_reports_every_program_agreeing(runs):
     assert runs["fuzz_status"] == 0
     agreed, compiled, compared, rejected, refused, disagreed, crashed = SUMMARY.search(runs["fuzz"]).groups()
@@ -93,11 +96,6 @@ def test_scale_markdown_has_the_table_and_goal_lines(runs):
 
 def test_fuzz_at_a_given_max_len_compiles_programs_there():
     """--max-len recompiles each generated program at that length; the report says so."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import fuzz
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
     outcomes = [fuzz.check_program(1, index, max_len=12) for index in range(3)]
     assert all(o.status in ("agreed", "rejected") for o in outcomes)
     assert all(o.program.max_len == 12 for o in outcomes)

@@ -74,6 +74,7 @@ def test_report_draws_every_heatmap_with_its_title(browser, report):
     assert requested == [path.as_uri()]
 
 
+@pytest.mark.slow
 def test_a_query_reading_bos_only_is_dark_in_the_bos_column(browser, report):
     """layer 0 head 1 (repeated): queries 0:b, 1:a, 2:c read only BOS; 3:a reads 1:a. The cell
     colours must say so: full blue where the weight is 1, white where it is 0."""

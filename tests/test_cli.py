@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import numpy as np
@@ -252,6 +251,7 @@ def test_malformed_program_exits_1_with_location_and_caret(capsys, tmp_path):
     assert run(capsys, run_cmd.main, bad, "ab")[0] == 1
 
 
+@pytest.mark.slow
 def test_installed_console_scripts(tmp_path):
     """The two commands pyproject.toml declares, as installed beside this Python (the tests run from
     an installed package, `pip install -e '.[test]'`, whether or not its bin directory is on PATH)."""
@@ -284,6 +284,7 @@ def test_broken_pipe_ends_quietly():
     assert done.returncode == 141 and b"Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [["--json"], [], ["--trace"]], ids=["buffered-json", "buffered-text", "rich"])
 def test_closed_output_pipe_exits_141_quietly(aab, flags):
     """stdout a pipe whose reader is gone: plain prints sit in Python's buffer until exit (status
@@ -374,6 +375,7 @@ def test_emit_targets_that_cannot_take_weights_are_refused_before_compiling(caps
     assert "too long" in one_line_error(capsys, compile_cmd.main, AAB, "--emit", str(tmp_path / ("x" * 300)))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 @pytest.mark.parametrize("module, argv", [("compile_cmd", [AAB, "--json"]), ("run_cmd", [AAB, "aab"])])
 def test_an_unwritable_output_is_one_line_and_status_2(module, argv):
@@ -392,6 +394,7 @@ def test_an_input_whose_attention_would_not_fit_in_memory_is_refused(capsys, tmp
     assert "GB for its attention scores" in one_line_error(capsys, run_cmd.main, tmp_path / "long.npz", "a" * 30_000)
 
 
+@pytest.mark.slow
 def test_counts_given_to_flags_are_bounded(capsys, aab):
     """--steps 99999999999999999999 completed forever; --samples likewise."""
     assert "from 1 to 10,000" in one_line_error(capsys, run_cmd.main, aab, "aa", "--steps", "99999999999999999999")
@@ -477,19 +480,38 @@ def test_accuracy_refuses_a_source_that_is_not_the_weights_program(capsys, tmp_p
     assert "meta.source is not the program of these weights (its vocab is not the model's)" in err
 
 
-def test_ctrl_c_stops_without_a_traceback_and_leaves_no_partial_output(tmp_path):
-    """SIGINT in the middle of long work (an --accuracy at max_len 1,000 runs for many minutes):
-    status 130, one line, no traceback."""
-    process = subprocess.Popen([sys.executable, "-m", "rasp_compile.cli.run_cmd", AAB, "--accuracy", "--max-len", "1000"],
+def ctrl_c_as_on_a_terminal():
+    """In the child before it starts Python: SIGINT's default action, as a terminal gives a command
+    (a test run started in the background of a script inherits SIGINT ignored, and Python then
+    leaves it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_ctrl_c_stops_without_a_traceback_and_leaves_no_partial_output():
+    """SIGINT in the middle of the work of `rasp-run PROGRAM --accuracy` (sampled inputs at max_len
+    30): status 130, one line, no traceback. The process says when it is inside the work (its first
+    batch of the model, which then waits for the signal), so the test does not guess how long
+    imports and compiling take on this machine."""
+    ready, announce = os.pipe()
+    body = ("import os, signal, sys\n"
+            "from rasp_compile.cli import comparison, run_cmd\n"
+            "def first_batch(model, picks):\n"
+            f"    os.write({announce}, b'working')\n"
+            "    signal.pause()  # until the SIGINT arrives: it raises KeyboardInterrupt here\n"
+            "comparison.model_outputs = first_batch\n"
+            f"sys.exit(run_cmd.main([{AAB!r}, '--accuracy', '--max-len', '30']))")
+    process = subprocess.Popen([sys.executable, "-c", body], pass_fds=[announce], preexec_fn=ctrl_c_as_on_a_terminal,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(5)  # past the imports (a second), well inside the work (many minutes)
+    os.close(announce)
+    with os.fdopen(ready, "rb") as said:
+        assert said.read(7) == b"working"  # b"" if the process ended before reaching the work
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=600)
     assert (process.returncode, out, err) == (130, "", "interrupted\n")
     body = ("import sys; from rasp_compile.cli.common import Parser, run_edge\n"
             "def body(args):\n    raise KeyboardInterrupt\n"
             "sys.exit(run_edge(body, Parser(prog='x'), []))")
-    done = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, timeout=600)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
 
 

@@ -24,12 +24,13 @@ from rasp_compile.compiler.primitives.table_mlp import table_mlp
 from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.differential import compiled_exactly, disagreements
 
-from differential import compiled_exactly, disagreements
 
 PROGRAMS = Path(__file__).parent.parent / "programs"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sort_unique", "reverse", "sort_freq"])
 def test_index_matches_stay_exact_in_float32_at_max_len_64(name: str):
     program = dataclasses.replace(load_program(PROGRAMS / f"{name}.rasp"), max_len=64)
@@ -68,6 +69,7 @@ def test_interpolation_stays_within_its_float32_bound(n: int):
         assert np.abs(got - expected).max() <= tolerance
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, max_len, widths", [
     ("sort", 20, ["smaller", "not_larger"]), ("sort_unique", 64, ["sort_unique.target"])])
 def test_interpolated_decodes_stay_exact_in_float32(name: str, max_len: int, widths: list[str]):
@@ -177,6 +179,7 @@ def test_moderate_numbers_stay_accepted_in_float32():
     assert checked == len(inputs) and bad == []
 
 
+@pytest.mark.slow
 def test_a_fraction_read_as_its_nearest_value_keeps_its_margin_in_float32():
     """The running fraction of a 64-position causal program, output categorically: its values are
     2.4e-4 apart, so the nearest-value read-out's logits (c^2/g^2 ~ 1e7) lose their margin of 1
@@ -191,6 +194,7 @@ def test_a_fraction_read_as_its_nearest_value_keeps_its_margin_in_float32():
     assert checked == len(inputs) and bad == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body, after", [("x * x", None), ("4 * x * (1 - x)", None), ("x * x", "v * 2 - 1")])
 def test_a_smooth_numerical_map_of_a_fraction_stays_within_tolerance_at_max_len_64(body: str, after: str):
     """Flat steps over the ~1,300 fractions of a 64-position mean round to ~1e-4 (their units on
@@ -254,6 +258,7 @@ def test_a_table_unit_that_should_be_0_stays_exactly_0_under_input_error():
     assert np.count_nonzero(hidden) == 1  # only (1, p) fires; (0, p), (2, p), (1, q), ... are exactly 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("output", [
     "numerical(m * 1000 + 5)",  # a line in m: no MLP at all
     "numerical(map(lambda v: v * v, m * 10))",  # a step MLP of m, as if written in one map

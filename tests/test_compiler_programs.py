@@ -20,8 +20,8 @@ from rasp_compile.runtime.execute import trace
 from rasp_compile.runtime.prediction import encode
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.weights_file import load, save
+from rasp_compile.testing.differential import disagreements, every_input, random_inputs
 
-from differential import disagreements, every_input, random_inputs
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))
 MAX_EXHAUSTIVE = 100_000
@@ -29,6 +29,7 @@ LONG = 16
 RANDOM_INPUTS = 1_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_compiled_equals_interpreter_on_every_input(path: Path):
     program = load_program(path)
@@ -40,6 +41,7 @@ def test_compiled_equals_interpreter_on_every_input(path: Path):
     assert bad == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_unoptimised_compilation_equals_interpreter(path: Path):
     """With every optimisation pass off, the plain constructions alone are right too."""
@@ -51,6 +53,7 @@ def test_unoptimised_compilation_equals_interpreter(path: Path):
     assert bad == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_compiled_at_max_len_16_equals_interpreter(path: Path):
     program = load_program(path)

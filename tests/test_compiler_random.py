@@ -1,20 +1,23 @@
-"""Random well-formed programs (tests/random_programs.py): the compiled float32 model equals the
+"""Random well-formed programs (rasp_compile/testing/random_programs.py): the compiled float32 model equals the
 interpreter on random inputs. Hypothesis draws at least 200 programs per run, derandomized so a
 run is repeatable; bench/fuzz.py runs thousands more."""
 
 from __future__ import annotations
 
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rasp_compile import ir
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.differential import disagreements, random_inputs
+from rasp_compile.testing.random_programs import programs
 
-from differential import disagreements, random_inputs
-from random_programs import programs
 
 
+@pytest.mark.slow
 @settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_compiled_random_program_equals_interpreter(program: ir.Program):
@@ -24,6 +27,7 @@ def test_compiled_random_program_equals_interpreter(program: ir.Program):
     assert bad == [], bad[:3]
 
 
+@pytest.mark.slow
 @settings(max_examples=100, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.sampled_from(sorted(OPTIMIZATIONS)))
 def test_each_optimisation_can_be_switched_off(program: ir.Program, disabled: str):

@@ -9,13 +9,14 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from rasp_compile.compiler import compile_program
 from rasp_compile.compiler.passes import linear_readout as readout
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.differential import assert_agree, disagreements, every_input, random_inputs
 
-from differential import assert_agree, disagreements, every_input, random_inputs
 
 PLAIN_REVERSE = """\
 vocab {1, 2, 3}
@@ -29,6 +30,7 @@ def exhaustive(program, longest: int) -> list[list]:
     return [list(t) for n in range(1, longest + 1) for t in itertools.product(program.vocab, repeat=n)]
 
 
+@pytest.mark.slow
 def test_length_minus_index_table_only_has_reachable_pairs():
     """An index is always below the length, so the table over (length, index) needs
     n (n + 1) / 2 units, not n^2; the select on its result reads numbers (d_head 4)."""
@@ -150,6 +152,7 @@ output aggregate(select(s2, indices, <) and select(indices, s1, ==) and not sele
         assert_agree(compile_program(program, disabled=disabled), program, every_input(program.vocab, program.max_len))
 
 
+@pytest.mark.slow
 def test_a_sequence_map_of_one_s_op_twice_is_a_map_of_it():
     """At every position both arguments hold the same value: `x - x` takes only 0, and `m * m` of
     a mean with hundreds of values is a step MLP of m, not a table over every pair (which was

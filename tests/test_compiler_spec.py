@@ -20,8 +20,8 @@ from rasp_compile.runtime.prediction import encode
 from rasp_compile.frontend import load_program
 from rasp_compile.tools.interpret import evaluate
 from rasp_compile.runtime.weights_file import save
+from rasp_compile.testing.differential import same_value
 
-from differential import same_value
 from test_spec_forward import spec_forward
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))
@@ -41,6 +41,7 @@ def spec_predict(path: Path, tokens: list) -> list:
     return [meta["output"]["values"][int(np.argmax(row))] for row in logits]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_saved_program_runs_by_the_spec_alone(path: Path, tmp_path: Path):
     program = load_program(path)
@@ -74,6 +75,7 @@ def max_attention_score(model, tokens) -> float:
     return worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_scores_stay_finite_without_the_softmax_max_trick(path: Path):
     """A forward pass that exponentiates raw scores (no row-max subtraction) must not overflow

@@ -20,8 +20,8 @@ from rasp_compile.errors import RaspValueError
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.frontend.means import means_by_count, possible_means
+from rasp_compile.testing.differential import assert_agree, every_input
 
-from differential import assert_agree, every_input
 
 DEPTH = """
 vocab {"(", ")"}
@@ -94,6 +94,7 @@ def test_a_sum_of_a_running_mean_and_the_length_still_folds():
     assert_agree(compile_program(program), program, every_input(program.vocab, program.max_len))
 
 
+@pytest.mark.slow
 @settings(max_examples=25, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(["length", "indices"]), st.integers(-3, 6), st.sampled_from(["*", "+", "-"]), st.integers(2, 6))
 def test_random_steps_of_a_running_mean_and_the_position_agree_with_the_interpreter(position, cut, op, max_len):

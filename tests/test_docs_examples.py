@@ -13,8 +13,8 @@ from rasp_compile import ir
 from rasp_compile.compiler import OPTIMIZATIONS, compile_program
 from rasp_compile.errors import RaspError, format_error
 from rasp_compile.frontend import parse_program
+from rasp_compile.testing.differential import assert_agree, every_input
 
-from differential import assert_agree, every_input
 
 ROOT = Path(__file__).parent.parent
 DOC = ROOT / "docs" / "language.md"
@@ -59,6 +59,7 @@ def test_error_example_gives_the_message_shown(source, index):
     assert format_error(caught.value, source, FILENAME) == following[2].rstrip("\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", shown_programs())
 def test_every_program_the_docs_show_compiles_and_agrees_with_the_interpreter(source):
     program = parse_program(source, FILENAME)

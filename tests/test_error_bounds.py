@@ -22,9 +22,9 @@ from rasp_compile.frontend import parse_program
 from rasp_compile.errors import WeightsError
 from rasp_compile.runtime.model import validate
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import disagreements, random_inputs
+from rasp_compile.testing.random_programs import random_program
 
-from differential import disagreements, random_inputs
-from random_programs import random_program
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 
@@ -76,6 +76,7 @@ def assert_within_bounds(model, program: ir.Program, inputs: list[list]) -> int:
     return measured
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(40))
 def test_generated_programs_stay_within_their_recorded_bounds(seed: int):
     rng = random.Random(2024 + seed)
@@ -88,6 +89,7 @@ def test_generated_programs_stay_within_their_recorded_bounds(seed: int):
     assert_within_bounds(model, program, random_inputs(program.vocab, program.max_len, 6, rng))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, max_len, dtype", [
     ("frac_prevs", 1024, np.float32),
     ("pair_balance", 1024, np.float32),
@@ -103,6 +105,7 @@ def test_long_programs_stay_within_their_recorded_bounds(name: str, max_len: int
     assert assert_within_bounds(model, program, inputs) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text, max_len", [(RUNNING_SUM, 64), (RUNNING_SUM, 300), (CANCELLING_MEAN, 8), (CANCELLING_MEAN, 64)])
 def test_numbers_float32_cannot_hold_are_refused_with_a_located_line(text: str, max_len: int):
     """The running sum kept as a number, and a mean of 10^5 + 0/1 less 10^5 (without affine-means,
@@ -133,6 +136,7 @@ def test_a_running_sum_names_the_largest_max_len_of_its_halvings_that_passes():
     compile_program(dataclasses.replace(program, max_len=8))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(PROGRAMS.glob("*.rasp")), ids=lambda p: p.stem)
 def test_margins_json_lists_every_read_out_worst_first(path: Path, tmp_path: Path, capsys):
     weights = tmp_path / "w.npz"

@@ -169,6 +169,7 @@ def test_errors_about_built_in_s_ops_point_at_the_output(monkeypatch):
     assert (caught.value.line, caught.value.col) == (3, 8) and "float64" in caught.value.message
 
 
+@pytest.mark.slow
 def test_a_vocab_of_more_tokens_than_any_value_set_takes_is_refused_at_the_first_one_too_many():
     vocab = ", ".join(f"v{i}" for i in range(100_001))
     with pytest.raises(RaspValueError, match="vocab lists more than 100,000 tokens") as caught:
@@ -208,6 +209,7 @@ def test_a_byte_order_mark_is_skipped(tmp_path):
     assert load_program(path).vocab == ("a",)
 
 
+@pytest.mark.slow
 def test_max_len_given_at_load_replaces_the_declared_one(tmp_path):
     """A program too large at its own max_len (here: more than 1,000,000 possible means) loads,
     and its lambdas are checked, at the max_len it will be compiled at."""
@@ -220,6 +222,7 @@ def test_max_len_given_at_load_replaces_the_declared_one(tmp_path):
     assert rasp_compile.compile(path.read_text(), max_len=8).meta["max_len"] == 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "link",
     [

@@ -7,7 +7,7 @@ import importlib.util
 import itertools
 from pathlib import Path
 
-from differential import disagreements
+from rasp_compile.testing.differential import disagreements
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

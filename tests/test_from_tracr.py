@@ -17,8 +17,8 @@ import pytest
 import rasp_compile as rc
 from rasp_compile import ir
 from rasp_compile.errors import RaspPrecisionError
+from rasp_compile.testing.differential import same_value
 
-from differential import same_value
 from extras import require
 from tracr_style_programs import CASES
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings, strategies as st
 import rasp_compile as rc
 from rasp_compile import ir, rasp
 from rasp_compile.compiler.driver import OPTIMIZATIONS
+from rasp_compile.testing.differential import assert_agree
 
-from differential import assert_agree
 
 VOCAB = (1, 2, 3)
 
@@ -95,6 +95,7 @@ def partial_programs(draw):
     return ir.Program(output=output, vocab=VOCAB, max_len=draw(st.integers(1, 4)), causal=draw(st.booleans()))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(partial_programs(), st.booleans())
 def test_random_programs_with_partial_functions_compile_to_what_the_interpreter_says(program, optimised):

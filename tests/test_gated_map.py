@@ -23,8 +23,8 @@ from rasp_compile.compiler.variables import Var
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.runtime.model import n_params
+from rasp_compile.testing.differential import assert_agree, compiled_exactly, disagreements, every_input, random_inputs
 
-from differential import assert_agree, compiled_exactly, disagreements, every_input, random_inputs
 
 RUNNING_COUNT = """
 vocab {x, y}
@@ -103,12 +103,14 @@ def test_gated_programs_agree_with_the_interpreter_on_every_input(text: str):
     assert_agree(compiled_exactly(program), program, every_input(program.vocab, program.max_len))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_gated_programs_agree_at_max_len_40(text: str):
     program = parse_program(text, max_len=40)
     assert_agree(compiled_exactly(program), program, random_inputs(program.vocab, 40, 300, rng=40))
 
 
+@pytest.mark.slow
 def test_the_running_count_is_one_layer_of_one_unit_per_length():
     program = parse_program(RUNNING_COUNT, max_len=40)
     gated = compile_program(program, disabled=["binary-products"])  # else the count's digits gate it
@@ -118,6 +120,7 @@ def test_the_running_count_is_one_layer_of_one_unit_per_length():
     assert n_params(table) > 1000 * n_params(gated)
 
 
+@pytest.mark.slow
 def test_with_its_gate_on_the_units_compute_the_ungated_steps_and_the_rest_are_0():
     """The other gates' -M weights meet exact zeros, so g's units compute what step_mlp's would
     (the same pre-activations; only the output's sum runs in another order), and every unit of
@@ -166,6 +169,7 @@ output sequence_map(lambda f, n: f * n > n - f * n, frac, length)
     assert bad == []
 
 
+@pytest.mark.slow
 def test_the_budget_counts_the_units_the_map_builds():
     """budget.py charges hidden_units(op): the units built, plus at most one constant per value."""
     program = parse_program(PROGRAMS["a rounded count against the length (categorical steps)"], max_len=32)
@@ -192,6 +196,7 @@ output numerical(sequence_map(lambda f, p: 2 * f if p == "a" else f - 1, frac, p
     assert bad == []
 
 
+@pytest.mark.slow
 def test_a_numerical_answer_not_affine_in_the_number_interpolates_where_float32_does_better():
     """f * f * n: no affine pieces; as the answer, each value's piece is the polyline when its
     float32 bound beats the flat steps' (as for a map of the number alone), and it stays exact."""
@@ -217,6 +222,7 @@ def test_affine_pieces_fits_each_gate_value_and_refuses_a_curve():
 GATES = {"tokens": ("tokens", ["a", "b", "c"]), "indices": ("indices", None), "length": ("length", None)}
 
 
+@pytest.mark.slow
 @settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     st.sampled_from(sorted(GATES)),

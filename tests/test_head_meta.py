@@ -10,10 +10,10 @@ import random
 
 import numpy as np
 
-import random_programs
 import rasp_compile as rc
-from differential import random_inputs
+from rasp_compile.testing.differential import random_inputs
 from rasp_compile import ir
+from rasp_compile.testing import random_programs
 
 SELECTED = 0.01  # a key with more attention than this is one the head selects (exact weights give >= 1/(n+1))
 SEEDS = [0, 20, 120, 137, 210, 217, 218, 236, 240, 268, 273, 1, 2, 3]  # the first eleven were misdescribed by place and name

@@ -161,6 +161,7 @@ def _is_last(meta, where: tuple, i: int) -> bool:
     return where[i] == len(parent) - 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHOWN_PROGRAMS)
 def test_every_place_of_meta_with_every_json_type_is_refused_or_read(tmp_path, name):
     text, params = meta_and_params(name)

@@ -134,6 +134,7 @@ def test_odd_weights_files_get_one_safe_line(capsys, tmp_path):
     assert status == 1 and "meta.source:1:1: error: unexpected character '\\x1b'" in err
 
 
+@pytest.mark.slow
 def test_an_output_encoding_without_the_characters_gets_escapes_not_a_traceback(tmp_path):
     import os
     import subprocess

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from differential import every_input, same_value
 from test_examples import load_example
 from extras import require
 from model_zoo import model_variants, random_model, random_token_ids
@@ -33,6 +32,7 @@ from rasp_compile.interop.tl_weights import hooked_weights, padded_sizes
 from rasp_compile.interop.transformer_lens import installed_version, uses_bridge
 from rasp_compile.runtime.execute import logits, trace
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import every_input, same_value
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))
 MAX_INPUTS = 2_000

@@ -24,9 +24,9 @@ from rasp_compile.frontend import load_program
 from rasp_compile.frontend.infer import possible_means
 from rasp_compile.tools.interpret import batched, evaluate, evaluate_batch, evaluate_each
 from rasp_compile.tools.interpret.rules import exact_mean
+from rasp_compile.testing.random_programs import programs
 
 import reference_programs
-from random_programs import programs
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.rasp"))
 SHORT_INPUTS = 3_000  # per program, shortest first
@@ -56,6 +56,7 @@ def same_as_reference(program: ir.Program, inputs: list) -> None:
 # --- the library, against plain Python ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_library_program_equals_plain_python_on_every_short_input(path: Path):
     program = load_program(path)
@@ -67,6 +68,7 @@ def test_library_program_equals_plain_python_on_every_short_input(path: Path):
         assert got == plain(tokens), f"input {tokens}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_library_program_equals_plain_python_on_long_random_inputs(path: Path):
     program = dataclasses.replace(load_program(path), max_len=LONG)
@@ -81,6 +83,7 @@ def test_library_program_equals_plain_python_on_long_random_inputs(path: Path):
 # --- random programs, against the reference -------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.randoms(use_true_random=False))
 def test_random_program_equals_the_reference(program: ir.Program, rng: random.Random):
@@ -250,6 +253,7 @@ def test_numerical_means_are_exact_and_snapped_like_the_reference():
                 same_as_reference(program, [rng.choices(vocab, k=rng.randint(1, 6)) for _ in range(60)])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(st.lists(st.one_of(st.integers(-50, 50), st.fractions(max_denominator=12).map(float)), min_size=1, max_size=6))
 def test_exact_mean_is_the_rational_mean_and_one_the_inference_expects(values):

@@ -28,6 +28,7 @@ def scalar_table(fn: ir.Fn, keys: list, queries: list) -> np.ndarray | None:
         return None
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(bodies(("k", "q"), LITERALS, 1), st.lists(NUMBERS, min_size=1, max_size=6), st.lists(NUMBERS, min_size=1, max_size=6))
 def test_arrays_answer_as_the_scalar_evaluator_or_decline(body: str, keys: list, queries: list):

@@ -4,6 +4,7 @@ operators, computes; and where the oracle fails, the evaluator fails too."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -97,6 +98,7 @@ def make(body: str):
     return lambda_eval.make_fn(call.args[0], lambda name: None)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(ints() | strings() | bools(), st.integers(-1, 4), st.sampled_from(WORDS))
 def test_new_forms_evaluate_as_python_does(expression, x, s):

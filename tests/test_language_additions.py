@@ -13,7 +13,7 @@ import rasp_compile as rc
 from rasp_compile import ir
 from rasp_compile.runtime.prediction import predict
 from rasp_compile.runtime.model import n_params
-from differential import every_input, random_inputs, same_value
+from rasp_compile.testing.differential import every_input, random_inputs, same_value
 
 
 def shifted(xs: list, by: int = 1) -> list:
@@ -173,6 +173,7 @@ def test_every_input_at_a_small_max_len(name):
     check(name, PROGRAMS[name][2], every_input)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_random_inputs_at_a_larger_max_len(name):
     check(name, PROGRAMS[name][3], lambda vocab, n: random_inputs(vocab, n, 150, rng=len(name)))

@@ -125,6 +125,7 @@ def test_tokens_that_read_differently_are_accepted(vocab):
     assert parse_program(f"vocab {vocab}\nmax_len 3\noutput tokens").vocab
 
 
+@pytest.mark.slow
 def test_the_first_failure_reported_is_the_same_in_every_run():
     """Value sets are sets: tried in their iteration order, the value an error names changed with
     Python's hash seed ('cherry' in one run, 'bananas' in the next)."""

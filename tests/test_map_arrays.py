@@ -53,6 +53,7 @@ def assert_same_as_scalar(fn: ir.Fn, rows: list[tuple]) -> list | None:
     return computed
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(bodies(("x", "y"), LITERALS, 2), st.lists(VALUES, min_size=1, max_size=6), st.lists(VALUES, min_size=1, max_size=6))
 def test_arrays_give_the_scalar_value_and_type_or_leave_it(body: str, xs: list, ys: list):

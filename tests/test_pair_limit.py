@@ -14,8 +14,8 @@ from rasp_compile.compiler.ops import GatedMap, Linear
 from rasp_compile.errors import RaspValueError, format_error
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import MAX_COMBINATIONS, infer_value_sets
+from rasp_compile.testing.differential import assert_agree, every_input
 
-from differential import assert_agree, every_input
 
 MAX_LEN = 256  # a running mean of +1 / -1 takes 19,949 values: x 256 lengths, past MAX_COMBINATIONS
 
@@ -83,6 +83,7 @@ def test_a_line_per_length_asks_only_the_pairs_that_meet():
     assert counted.calls <= 3 * meeting_pair_count(MAX_LEN)
 
 
+@pytest.mark.slow
 def test_a_linear_fold_of_a_running_mean_and_the_length_asks_only_the_pairs_that_meet():
     """b + n folds, checked on the pairs that meet: not on all 19,949 x 256 (31 s at max_len 128 before)."""
     counted = Counted(lambda b, n: b + n)

@@ -3,6 +3,7 @@ raise a RaspError located inside the text. Nothing else (no Lark error, no Pytho
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -109,6 +110,7 @@ def test_random_token_soup(text):
     check(text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated_programs())
 def test_mutated_programs(text):

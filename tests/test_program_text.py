@@ -5,6 +5,8 @@ tests/test_compiler_random.py checks the same programs built directly in Python.
 
 from __future__ import annotations
 
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from rasp_compile import ir
@@ -12,10 +14,10 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.errors import RaspRuntimeError
 from rasp_compile.frontend import parse_program
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import disagreements, random_inputs
+from rasp_compile.testing.random_programs import programs
 
-from differential import disagreements, random_inputs
 from program_text import program_text
-from random_programs import programs
 
 
 def _outcome(program: ir.Program, tokens: list) -> list | str:
@@ -26,6 +28,7 @@ def _outcome(program: ir.Program, tokens: list) -> list | str:
         return "error"
 
 
+@pytest.mark.slow
 @settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_a_program_read_back_from_its_text_means_the_same(program: ir.Program):

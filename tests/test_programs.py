@@ -76,6 +76,7 @@ def test_header_example_holds(path: Path):
     assert reference(path)(tokens) == outputs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_agrees_with_reference_on_every_short_input(path: Path):
     program = load_program(path)
@@ -85,6 +86,7 @@ def test_agrees_with_reference_on_every_short_input(path: Path):
         assert got == want, f"input {tokens}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_agrees_with_reference_on_long_random_inputs(path: Path):
     program = dataclasses.replace(load_program(path), max_len=LONG)

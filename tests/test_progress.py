@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = """
 import sys, time
 from rasp_compile.cli.progress import status, progress_bar, shown_after
@@ -50,11 +52,13 @@ def test_progress_shows_on_a_terminal_after_the_delay_with_the_message_made_safe
     assert "\x07" not in shown and shown.rstrip().endswith("done")
 
 
+@pytest.mark.slow
 def test_no_progress_for_short_work_or_when_turned_off():
     assert stderr_on_a_terminal(enabled=True, delay=30).strip() == "done"
     assert stderr_on_a_terminal(enabled=False, delay=0.1).strip() == "done"
 
 
+@pytest.mark.slow
 def test_no_progress_in_a_pipe():
     done = subprocess.run([sys.executable, "-c", SCRIPT.format(enabled=True, delay=0.1)],
                           capture_output=True, text=True, timeout=60)
@@ -70,6 +74,7 @@ print("done", file=sys.stderr)
 """
 
 
+@pytest.mark.slow
 def test_the_commands_show_progress_on_a_terminal_but_never_with_json():
     program = Path(__file__).resolve().parent.parent / "programs" / "aab.rasp"
     shown = stderr_on_a_terminal(True, 0, COMMAND.replace("{program}", str(program)).replace("{extra}", "[]"))
@@ -78,6 +83,7 @@ def test_the_commands_show_progress_on_a_terminal_but_never_with_json():
     assert quiet.strip() == "done"
 
 
+@pytest.mark.slow
 def test_all_shows_the_inputs_compared_and_the_time_remaining_on_a_terminal():
     program = Path(__file__).resolve().parent.parent / "programs" / "aab.rasp"
     script = COMMAND.replace("{program}", str(program)).replace("{extra}", '["--all"]')

@@ -60,6 +60,7 @@ def test_a_math_function_s_values_are_pythons(name):
     agrees_with_python(rasp.Map(f, rasp.tokens), lambda xs: [f(x) for x in xs])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_a_discrete_answer_on_a_math_function_is_pythons(name):
     """`r == g(x)` with r computed another way, and the last digits of r: each flips if r moves by

@@ -17,9 +17,9 @@ import rasp_compile as rc
 from rasp_compile import ir, rasp
 from rasp_compile.errors import RaspPrecisionError, RaspTypeError, RaspValueError
 from rasp_compile.frontend.from_tracr import MissingExtraError
+from rasp_compile.testing.differential import assert_agree, every_input, same_value
 
 import tracr_style_programs as ported
-from differential import assert_agree, every_input, same_value
 from tracr_style_programs import CASES, REFERENCES
 
 N_INPUTS = 24

@@ -17,8 +17,8 @@ from rasp_compile.compiler.variables import sort_key
 from rasp_compile.errors import RaspValueError
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets, nullable_sops
+from rasp_compile.testing.differential import assert_agree, every_input
 
-from differential import assert_agree, every_input
 
 RUNNING = """
 vocab {"(", ")"}
@@ -54,6 +54,7 @@ def agrees_on_and_off(program, inputs: list[list]) -> None:
     assert_agree(compile_program(program, disabled=OPTIMIZATIONS), program, inputs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_len", [3, 5, 8])
 @pytest.mark.parametrize("name", list(PRODUCTS))
 def test_a_running_product_compiles_and_agrees_on_every_input(name, max_len):
@@ -93,6 +94,7 @@ FORMS = st.sampled_from([
 ])
 
 
+@pytest.mark.slow
 @settings(max_examples=30, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(STEPS, st.sampled_from(["length", "indices"]), FORMS, st.integers(1, 4), st.booleans(), st.booleans(),
        st.integers(2, 6))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from itertools import product
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ def _value(form: dict, assignment: dict) -> float:
     return sum(a for f, a in form.items() if f is CONSTANT or assignment[f[0]] == f[1] and assignment[f[0]] is not None)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(specs(), st.booleans())
 def test_columns_reproduce_the_terms(spec, share):

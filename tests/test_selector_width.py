@@ -19,8 +19,8 @@ from rasp_compile.compiler.tolerances import smallest_gap
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.runtime.prediction import predict
 from rasp_compile.runtime.model import n_params
+from rasp_compile.testing.differential import compiled_exactly
 
-from differential import compiled_exactly
 
 PROGRAMS = Path(__file__).parent.parent / "programs"
 LONGEST = 1024
@@ -57,6 +57,7 @@ def _inputs(vocab: tuple, seed: int) -> list[list]:
     return short + long
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, oracle", [
     ("count", lambda tokens: [tokens.count("a")] * len(tokens)),  # vocab {a, b, c}
     ("hist", lambda tokens: [tokens.count(t) for t in tokens]),
@@ -81,6 +82,7 @@ def test_a_width_with_1025_classes_is_read_out_from_one_centred_number():
     assert predict(large, inputs) == [[len(tokens)] * len(tokens) for tokens in inputs]
 
 
+@pytest.mark.slow
 def test_a_width_with_more_classes_is_read_out_from_two_numbers():
     """Past 1,025 evenly spaced classes even the centred number is too large: the read-out takes
     the number and the high digit of its rank, which a second step MLP writes."""

@@ -21,8 +21,8 @@ from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.frontend.single_valued import IMPOSSIBLE, POSSIBLE, conflicts_possible
 from rasp_compile.runtime.prediction import predict
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.random_programs import programs
 
-from random_programs import programs
 
 PROGRAMS = Path(__file__).parent.parent / "programs"
 
@@ -164,6 +164,7 @@ def aimed_programs(draw) -> ir.Program:
                       causal=draw(st.booleans()))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(aimed_programs())
 def test_impossible_is_never_met_aimed_programs(program: ir.Program):

@@ -16,8 +16,8 @@ from rasp_compile.compiler.layout import lay_out
 from rasp_compile.compiler.ops import Attend, Linear
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.testing.differential import assert_agree, every_input, random_inputs
 
-from differential import assert_agree, every_input, random_inputs
 
 PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
 
@@ -60,6 +60,7 @@ def heads_of(program, disabled=()) -> list[Attend]:
     return [op for op in ops if isinstance(op, Attend)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_split_programs_agree_with_the_interpreter_on_every_input(text: str):
     program = parse_program(text)
@@ -70,12 +71,14 @@ def test_split_programs_agree_with_the_interpreter_on_every_input(text: str):
         assert_agree(compiled, program, every_input(program.vocab, program.max_len))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_split_programs_agree_at_max_len_32(text: str):
     program = parse_program(text, max_len=32)
     assert_agree(compile_program(program), program, random_inputs(program.vocab, 32, 200, rng=32))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["most_freq", "sort_freq"])
 def test_a_rank_by_two_counts_is_matched_to_the_index_in_the_third_layer(name: str):
     """more frequent + tied and earlier, matched to the index: 3 layers (the RASP analysis'
@@ -87,6 +90,7 @@ def test_a_rank_by_two_counts_is_matched_to_the_index_in_the_third_layer(name: s
     assert len(compile_program(program, max_len=100).meta["layers"]) == 4  # 100 heads of 101: not tried
 
 
+@pytest.mark.slow
 def test_no_split_whose_heads_would_score_the_index_by_one_hot_tables():
     """At max_len 64 float32 cannot carry the rank's position features (position_selects.py),
     so each of the 64 split heads would score the index from its one-hot: 5M parameters, where
@@ -181,6 +185,7 @@ def test_the_heads_match_lines_to_the_index_from_three_shared_features():
         "as_frequent_before.cat.value", "as_frequent_before.cat.value^2"}
 
 
+@pytest.mark.slow
 def test_a_split_too_large_for_the_budget_is_built_whole():
     """With 300 token values every head's output is a 300-wide one-hot until pruning, and the
     24 heads exceed the parameter budget: the answer is built as one head, a layer deeper."""

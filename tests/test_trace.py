@@ -18,9 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import random_programs
 import rasp_compile as rc
-from differential import random_inputs
 from extras import require
 from rasp_compile import ir
 from rasp_compile.cli import run_cmd
@@ -28,6 +26,8 @@ from rasp_compile.errors import RaspRuntimeError
 from rasp_compile.runtime import forward
 from rasp_compile.runtime.model import astype
 from rasp_compile.tools.trace import NotInResidual
+from rasp_compile.testing import random_programs
+from rasp_compile.testing.differential import random_inputs
 
 PROGRAMS = sorted((Path(__file__).resolve().parent.parent / "programs").glob("*.rasp"))
 SELECTED = 0.01  # a key with more attention than this is one the head selects (exact weights give >= 1/(n+1))
@@ -48,6 +48,7 @@ def named_values(program: ir.Program, tokens: list) -> dict | None:
     return {name: v for name, v in values.items() if isinstance(v, list)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_sop_reads_back_what_the_interpreter_computes(path):
     program, model = compiled(path)
@@ -91,6 +92,7 @@ def test_sop_agrees_on_any_input_of_sort_freq(data):
         assert t.sop(name) == expected[name]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(random_programs.programs())
 def test_random_programs_heads_are_described_and_sops_read_back(program: ir.Program):
@@ -148,6 +150,7 @@ def test_every_head_is_described_by_the_select_whose_pattern_it_draws(path, tmp_
         np.testing.assert_array_equal(selected, matrix, err_msg=head.title)
 
 
+@pytest.mark.slow
 def test_trace_names_every_head_by_its_select(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")  # the head lines unwrapped
     for path in PROGRAMS:

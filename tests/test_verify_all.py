@@ -127,6 +127,7 @@ def test_all_is_an_independent_count_of_every_input(capsys, swapped, small_chunk
     assert report == report_of(capsys, swapped, "--accuracy")  # 254 inputs: every one either way
 
 
+@pytest.mark.slow
 def test_workers_give_the_single_process_report(capsys, swapped, small_chunks):
     alone = report_of(capsys, swapped, "--accuracy", "--all")
     assert report_of(capsys, swapped, "--accuracy", "--all", "--workers", 2) == alone

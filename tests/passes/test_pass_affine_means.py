@@ -6,8 +6,6 @@ it leaves alone (no gain, not affine, float64 already merged the means)."""
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -22,11 +20,10 @@ from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.runtime.prediction import predict
 from rasp_compile.tools.interpret.batched import evaluate_batch
+from rasp_compile.testing.differential import assert_agree, every_input, same_value
 
 from tiny import by_label, plain_graph, rewriting
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
-from differential import assert_agree, every_input, same_value  # noqa: E402
 
 AFFINE = rewriting(affine_means.affine_mean, affine_means.affine_sequence_mean)
 EMBEDDED_AFFINE = rewriting(fold_embeddings.map_of_embedding, affine_means.affine_mean)
@@ -155,6 +152,7 @@ def test_the_issues_program_is_exact_on_every_input_at_its_max_len_and_wrong_wit
         compile_program(program, disabled=["affine-means"])  # refused, checked on every input
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_len, samples", [(64, 400), (300, 150), (1024, 40)])
 def test_the_issues_program_is_exact_at_long_max_lens(max_len: int, samples: int):
     """Seeded samples of the longest lengths and the extremes, against the batched interpreter."""
@@ -177,6 +175,7 @@ SELECTS = ["select(indices, indices, lambda k, q: k <= q)", "select(tokens, toke
 SCALES = [1, -1, 2, -3, 0.5, -0.25, 0.1, 7.5]
 
 
+@pytest.mark.slow
 @settings(max_examples=30, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(offset=st.integers(-10**6, 10**6), steps=st.lists(st.integers(-3, 3), min_size=3, max_size=3),
        select=st.sampled_from(SELECTS), scale=st.sampled_from(SCALES), shift=st.integers(-5, 5),

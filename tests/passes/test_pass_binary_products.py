@@ -5,8 +5,6 @@ sums) on every input, the extremes included; what it leaves alone."""
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,11 +13,10 @@ from rasp_compile.compiler.ops import GatedMap, Linear
 from rasp_compile.compiler.passes import binary_products
 from rasp_compile.frontend import parse_program
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import assert_agree, compiled_exactly, every_input, random_inputs
 
 from tiny import by_label, plain_graph, rewriting
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
-from differential import assert_agree, compiled_exactly, every_input, random_inputs  # noqa: E402
 
 PRODUCTS = rewriting(binary_products.product_by_digits)
 
@@ -38,6 +35,7 @@ def sums(tokens: list, fn) -> list:
     return [fn(s, c) for c, s in enumerate(steps, start=1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("product, plain", [
     ("lambda b, n: b * n", lambda s, c: s),
     ("lambda b, n: 3 * b * n + 2 * b - n + 1", lambda s, c: 3 * s + 2 * s / c - c + 1),
@@ -53,6 +51,7 @@ def test_products_by_digits_are_the_running_sums(product: str, plain):
     assert_agree(model, program, every_input(program.vocab, 9))
 
 
+@pytest.mark.slow
 def test_paren_depth_at_max_len_300_agrees_on_its_extremes():
     """Rounded, as programs/paren_depth.rasp reads it: the sum carries the mean's float32 rounding
     times the count (about 2e-5 at 300), which a numerical answer near 0 would show."""

@@ -4,9 +4,6 @@ counts written in plain Python."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from rasp_compile.compiler import compile_program
@@ -14,11 +11,10 @@ from rasp_compile.compiler.ops import Attend, HeadKind, Embed, Linear, NumericML
 from rasp_compile.compiler.passes import position_widths
 from rasp_compile.frontend import parse_program
 from rasp_compile.tools.interpret import evaluate
+from rasp_compile.testing.differential import assert_agree, every_input, random_inputs
 
 from tiny import by_label, plain_graph, rewriting
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/differential.py
-from differential import assert_agree, every_input, random_inputs  # noqa: E402
 
 WIDTHS = rewriting(position_widths.width_of_positions)
 
@@ -58,6 +54,7 @@ def test_which_widths_are_counted_from_positions(predicate: str):
         assert isinstance(ops["length.mean_index"], Attend) and ops["length.mean_index"].kind is HeadKind.NUMERICAL
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("numerical", [False, True])
 @pytest.mark.parametrize("predicate", [p for p, f in PREDICATES.items() if f is not None])
@@ -73,6 +70,7 @@ def test_widths_from_positions_are_the_plain_python_counts(predicate: str, causa
     assert_agree(model, program, every_input(program.vocab, program.max_len))
 
 
+@pytest.mark.slow
 def test_reverse_at_max_len_256_agrees_with_the_interpreter():
     """The width n - 1 - i has no max_len x max_len table: its head reads the index's mean."""
     program = parse_program("vocab {1, 2, 3}\nmax_len 256\nopposite = selector_width(select(indices, indices, >))\n"

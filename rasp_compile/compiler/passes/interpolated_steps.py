@@ -29,8 +29,6 @@ interpolated decode's readers see at most INTERPOLATED_SCORE_ERROR of S, through
 from __future__ import annotations
 
 import dataclasses
-from itertools import product
-
 import numpy as np
 
 from ... import ir
@@ -125,12 +123,28 @@ def _score_bound(var: Var, reader: Op) -> float | None:
     domains = [v.domain for v in other_vars]
     if np.prod([len(d) for d in domains], dtype=float) > MAX_QUERY_ASSIGNMENTS:
         return None
-    worst = 0.0
-    for assignment in product(*domains):
-        active = {CONSTANT} | {(v, value) for v, value in zip(other_vars, assignment) if value is not None}
-        total = sum(abs(sum(a for f, a in form.items() if f in active)) * w for form, w in zip(other, weight))
-        worst = max(worst, total)
-    return worst
+    total = np.zeros([len(d) for d in domains])  # [one axis per other variable]: every assignment
+    for form, w in zip(other, weight):
+        total = total + np.abs(_form_scores(form, other_vars, domains)) * w
+    return float(np.max(total, initial=0.0))
+
+
+def _form_scores(form: dict, other_vars: list[Var], domains: list[tuple]) -> np.ndarray:
+    """One column's side, sum of the coefficients of its active features, at every assignment of
+    `other_vars` (an axis each; a variable at None activates none of its features). The terms are
+    added in the form's order, as a sum over the active features alone would add them: adding the
+    inactive ones' 0.0 changes no bit."""
+    shape = [len(d) for d in domains]
+    scores = np.zeros(shape)
+    for feature, coefficient in form.items():
+        if feature is CONSTANT:
+            scores = scores + coefficient
+            continue
+        var, value = feature
+        axis = other_vars.index(var)
+        active = np.array([value is not None and candidate == value for candidate in domains[axis]])
+        scores = scores + np.where(active, coefficient, 0.0).reshape([-1 if i == axis else 1 for i in range(len(shape))])
+    return scores
 
 
 def _only_answers(var: Var, readers: dict, answer: set) -> bool:
@@ -148,5 +162,5 @@ def _interpolation_is_closer(op: NumericMLP) -> bool:
     answers = [float(op.fn(p)) for p in points]
     encoded = [np.array([a]) for a in answers]
     rounding = min(interpolation_error(points, encoded, rising) for rising in (True, False))
-    steepest = max((abs(b - a) / (q - p) for p, q, a, b in zip(points, points[1:], answers, answers[1:])), default=0.0)
+    steepest = float(np.max(np.abs(np.diff(answers)) / np.diff(np.asarray(points, dtype=float)), initial=0.0))
     return rounding + steepest * CATEGORICAL_LEAK < step_output_error(points, answers)

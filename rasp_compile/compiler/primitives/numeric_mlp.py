@@ -128,11 +128,11 @@ def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
     points, encoded, x_dim = _samples(op, layout)
     both = {rising: _kinks(points, encoded, rising) for rising in (True, False)}
     rising = _rounding(points, both[True], True) <= _rounding(points, both[False], False)
-    kinks = both[rising]
-    w_in = np.zeros((layout.d_model, len(kinks)))
+    at, weights = both[rising]
+    w_in = np.zeros((layout.d_model, len(at)))
     w_in[x_dim, :] = 1.0 if rising else -1.0
-    b_in = np.array([-p if rising else p for p, _ in kinks])
-    w_out = np.array([c for _, c in kinks]).reshape(len(kinks), layout.d_model)
+    b_in = -at if rising else at
+    w_out = weights.reshape(len(at), layout.d_model)
     return MLP(w_in=w_in, b_in=b_in, w_out=w_out, b_out=encoded[0] if rising else encoded[-1])
 
 
@@ -151,20 +151,19 @@ def interpolation_errors(points: tuple[float, ...], encoded: list[np.ndarray]) -
     return _roundings(points, both[rising], rising)
 
 
-def _rounding(points: tuple[float, ...], kinks: list[tuple[float, np.ndarray]], rising: bool) -> float:
+def _rounding(points: tuple[float, ...], kinks: tuple[np.ndarray, np.ndarray], rising: bool) -> float:
     """interpolation_error for kinks already computed."""
     return float(np.max(_roundings(points, kinks, rising), initial=0.0))
 
 
-def _roundings(points: tuple[float, ...], kinks: list[tuple[float, np.ndarray]], rising: bool) -> np.ndarray:
+def _roundings(points: tuple[float, ...], kinks: tuple[np.ndarray, np.ndarray], rising: bool) -> np.ndarray:
     """_rounding at each input value and output coordinate."""
-    if not kinks:
+    at, weights = kinks
+    if not len(at):
         return np.zeros((len(points), 1))
     x = np.asarray(points, dtype=float)[:, None]
-    at = np.array([p for p, _ in kinks])[None, :]
-    weights = np.abs(np.array([c for _, c in kinks]))  # [kink, output coordinate]
-    firing = (x > at) if rising else (x < at)  # [input value, kink]
-    return (np.where(firing, np.abs(x) + np.abs(at), 0.0) @ weights) * POLYLINE_ROUNDING
+    firing = (x > at[None, :]) if rising else (x < at[None, :])  # [input value, kink]
+    return (np.where(firing, np.abs(x) + np.abs(at[None, :]), 0.0) @ np.abs(weights)) * POLYLINE_ROUNDING
 
 
 def _samples(op: NumericMLP, layout: Layout) -> tuple[tuple[float, ...], list[np.ndarray], int]:
@@ -173,14 +172,16 @@ def _samples(op: NumericMLP, layout: Layout) -> tuple[tuple[float, ...], list[np
     return points, [layout.vector(op.out.encode(op.fn(p))) for p in points], layout.dims(op.input)[0]
 
 
-def _kinks(points: tuple[float, ...], encoded: list[np.ndarray], rising: bool) -> list[tuple[float, np.ndarray]]:
-    """(p_i, output weight) of every unit of the polyline, for one orientation."""
-    slopes = [np.zeros_like(encoded[0])]
-    slopes += [(encoded[i] - encoded[i - 1]) / (points[i] - points[i - 1]) for i in range(1, len(points))]
-    slopes.append(np.zeros_like(encoded[0]))
+def _kinks(points: tuple[float, ...], encoded: list[np.ndarray], rising: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Every unit of the polyline, for one orientation: its p_i [unit] and its output weight
+    [unit, output coordinate]."""
+    values = np.asarray(encoded)  # [input value, output coordinate]
+    flat = np.zeros_like(values[:1])
+    slopes = np.concatenate([flat, np.diff(values, axis=0) / np.diff(np.asarray(points, dtype=float))[:, None], flat])
     # The unit at p_i turns the slope s_i into s_(i+1) (rising: units at p_0..p_(m-1)), or,
     # walking down from p_m, s_(i+1) into s_i (falling: units at p_1..p_m); its weight is the same.
-    at = range(len(points) - 1) if rising else range(1, len(points))
-    kinks = [(float(points[i]), slopes[i + 1] - slopes[i]) for i in at]
-    scale = max(float(np.max(np.abs(s), initial=0.0)) for s in slopes)
-    return [(p, c) for p, c in kinks if np.max(np.abs(c), initial=0.0) > KINK_THRESHOLD * scale]
+    changes = np.diff(slopes, axis=0)  # [input value, output coordinate]: s_(i+1) - s_i at p_i
+    at = np.asarray(points, dtype=float)
+    at, changes = (at[:-1], changes[:-1]) if rising else (at[1:], changes[1:])
+    kept = np.max(np.abs(changes), axis=1, initial=0.0) > KINK_THRESHOLD * np.max(np.abs(slopes), initial=0.0)
+    return at[kept], changes[kept]

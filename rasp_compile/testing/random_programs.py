@@ -16,8 +16,6 @@ import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
-from hypothesis import strategies as st
-
 from rasp_compile import ir
 
 INT_MAPS = [
@@ -216,6 +214,9 @@ def random_program(rng: random.Random) -> ir.Program:
     return build_program(Chooser(rng.randint))
 
 
-@st.composite
-def programs(draw) -> ir.Program:
-    return build_program(Chooser(lambda lo, hi: draw(st.integers(lo, hi))))
+def programs():
+    """A hypothesis strategy of programs, shrinking as hypothesis does (hypothesis is imported
+    here: it is a test dependency, and `random_program` does without it)."""
+    from hypothesis import strategies as st
+
+    return st.composite(lambda draw: build_program(Chooser(lambda lo, hi: draw(st.integers(lo, hi)))))()

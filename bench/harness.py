@@ -1,0 +1,105 @@
+"""What every bench/ script shares: where committed results go, which code and machine a figure
+was measured on, wall-clock timing, and tables (markdown, and rich for the terminal).
+
+The scripts import it by name (`from harness import ...`): run as `python bench/NAME.py`, bench/ is
+the first entry of `sys.path`; the tests find it through the pytest `pythonpath` in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+from collections.abc import Callable
+
+import numpy as np
+from rich.table import Table as RichTable
+
+import rasp_compile
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+"""The committed outputs (.md, .json) of each script's last full run; the code stays in bench/."""
+MEASURED = Path(rasp_compile.__file__).resolve().parent.parent
+"""The checkout whose rasp_compile this process imports: the code being measured."""
+
+
+# ---------------------------------------------------------------------------------------------
+# What was measured, and where.
+
+
+def revision(tree: Path = MEASURED, rev: str = "HEAD") -> str | None:
+    """The short git commit of `rev` in the checkout `tree`, with " + changes" when `rev` is HEAD
+    and the checkout's rasp_compile/ or programs/ differ from it; None outside a git checkout."""
+    git = ["git", "-C", str(tree)]
+    commit = subprocess.run(git + ["rev-parse", "--short", rev], capture_output=True, text=True)
+    if commit.returncode != 0:
+        return None
+    changes = rev == "HEAD" and subprocess.run(git + ["status", "--porcelain", "--", "rasp_compile", "programs"],
+                                               capture_output=True, text=True).stdout.strip()
+    return commit.stdout.strip() + (" + changes" if changes else "")
+
+
+def machine() -> dict:
+    """Where and on what the figures were measured, the measured code's commit included."""
+    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
+            "date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": revision() or "unknown"}
+
+
+def machine_line(info: dict) -> str:
+    """`machine()` as the first sentence of a results file (without its final full stop)."""
+    return (f"Machine: {info['platform']} ({info['processor']}), {info['cpu_count']} CPUs; Python {info['python']}, "
+            f"numpy {info['numpy']}; {info['date']}; commit {info['commit']}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing.
+
+
+def wall_seconds(action: Callable[[], object]) -> float:
+    """Wall seconds of one call of `action`."""
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def best_of(runs: int, action: Callable[[], object]) -> float:
+    """The shortest wall time of `runs` calls of `action`: the call the machine's load spared most."""
+    return min(wall_seconds(action) for _ in range(runs))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables: one structure, shown with rich and written as markdown.
+
+
+@dataclasses.dataclass
+class Table:
+    """A titled table of already formatted cells: `rows[i][j]` under `columns[j]`."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
+def markdown(columns: list[str], rows: list[list[str]]) -> str:
+    """A markdown table: the header, its rule, one line per row."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def to_markdown(table: Table) -> str:
+    """The table under a `###` heading of its title."""
+    return f"### {table.title}\n\n" + markdown(table.columns, table.rows)
+
+
+def to_rich(table: Table) -> RichTable:
+    """The table as rich renders it in a terminal."""
+    rich = RichTable(*table.columns, title=table.title, title_justify="left")
+    for row in table.rows:
+        rich.add_row(*row)
+    return rich
