@@ -149,7 +149,8 @@ def test_def_expands_to_fresh_nodes_per_call():
     y = program.output
     x = y.sop
     assert x.label == "x" and y.label == "y" and x.sop is ir.tokens
-    assert x.selector is not y.selector and x.selector.label is None
+    assert x.selector is not y.selector  # a local keeps its name, made unique per call (def.local)
+    assert (x.selector.label, y.selector.label) == ("shift.sel", "shift.sel_2")
     assert x.selector.holds(0, 1) and y.selector.holds(0, 2) and not y.selector.holds(0, 1)
 
 
