@@ -234,7 +234,7 @@ def decode_errors(number: Var, answers: list, interpolated: bool, out: Var, erro
     scale = unit_roundoff(dtype) / FLOAT32_U  # numeric_mlp's bounds are written for float32's u
     numerical = out.encoding == ir.NUMERICAL
     if not interpolated:
-        return step_output_errors(number.values, answers) * scale if numerical else np.zeros(len(answers))
+        return step_output_errors(number.values, answers, errors, dtype) * scale if numerical else np.zeros(len(answers))
     if numerical:
         encoded = [np.array([float(a)]) for a in answers]
         rises = np.abs(np.diff([float(a) for a in answers]))
@@ -309,13 +309,19 @@ def _tilt(op: Attend, bounds: dict, sharpness: float) -> float:
 
 def _form(form: dict, bounds: dict) -> tuple[float, float]:
     """A linear form {feature: coefficient}: the largest it can be and the most its features'
-    errors can move it (a one-hot coordinate is at most 1, a number its largest value)."""
+    errors can move it. A number's term is at most |c| times its largest value; a one-hot holds 1 in
+    one coordinate at most (none: in none), so its terms are at most its largest |c|, and each
+    coordinate's error counts with its own |c|."""
     size = error = 0.0
+    one_hots: dict[Var, float] = {}
     for feature, c in form.items():
         if feature is CONSTANT:
             size += abs(c)
             continue
         var = feature[0]
-        size += abs(c) * (largest_magnitude(var.values) if var.encoding == ir.NUMERICAL else 1.0)
+        if var.encoding == ir.NUMERICAL:
+            size += abs(c) * largest_magnitude(var.values)
+        else:
+            one_hots[var] = max(one_hots.get(var, 0.0), abs(c))
         error += abs(c) * bounds.get(var, 0.0)
-    return size, error
+    return size + sum(one_hots.values()), error
