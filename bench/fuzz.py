@@ -17,7 +17,7 @@ With --numerical every program answers a number built to strain float precision:
 s-op of the generated program, or a mean of a large constant plus its 0/1 tokens (the constant taken
 away again, or kept), or a causal running sum (a mean times the length); at a max_len drawn from
 NUMERICAL_MAX_LENS. The compiler must then either agree within the tolerance or refuse the program
-with a RaspPrecisionError, counted as "refused".
+with a located error (a RaspPrecisionError, or a size the compiler will not build), counted as "refused".
 
 Outcomes: agreed, rejected, refused (--numerical), disagreed (the first bad input is listed), crashed (any other
 exception, anywhere from generation to forward pass: its type and message are listed).
@@ -41,7 +41,7 @@ from random_programs import random_inputs, random_program  # noqa: E402
 
 from rasp_compile import ir  # noqa: E402
 from rasp_compile.compiler import compile_program  # noqa: E402
-from rasp_compile.errors import RaspError, RaspPrecisionError  # noqa: E402
+from rasp_compile.errors import RaspError  # noqa: E402
 from rasp_compile.frontend.infer import infer_value_sets  # noqa: E402
 
 INPUTS_PER_PROGRAM = 50
@@ -81,10 +81,10 @@ def check_program(seed: int, index: int, max_len: int | None = None, numerical: 
         inputs = random_inputs(program, rng, NUMERICAL_INPUTS if numerical else INPUTS_PER_PROGRAM)
         try:
             model = compile_program(program)
-        except RaspPrecisionError:
-            if not numerical:
+        except RaspError as refusal:
+            if not numerical or refusal.loc is None:
                 raise
-            return Outcome(index, rng_seed, "refused", program=program)
+            return Outcome(index, rng_seed, "refused", program=program, detail=type(refusal).__name__)
         bad, compared = disagreements(model, program, inputs)
     except Exception as error:  # a crash anywhere is a finding, reported with its type
         return Outcome(index, rng_seed, "crashed", program=program, detail=f"{type(error).__name__}: {error}")
@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-len", type=int, default=None, help="compile every program at this max_len")
     parser.add_argument("--numerical", action="store_true",
                         help="numerical answers, large constants and long max_lens (module docstring)")
+    parser.add_argument("--out", type=Path, help="append the command and its summary to this Markdown file")
     args = parser.parse_args(argv)
     outcomes, counts = [], Counter()
     for index in range(args.count):
@@ -209,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         if (index + 1) % PROGRESS_EVERY == 0:
             print(progress_line(index + 1, args.count, counts), flush=True)
     print(summary_line(outcomes))
+    if args.out:
+        with args.out.open("a") as out:  # one section per run: runs of several seeds share a file
+            out.write(f"python bench/fuzz.py {' '.join(argv if argv is not None else sys.argv[1:])}\n"
+                      f": {summary_line(outcomes)}\n\n")
     failures = [outcome for outcome in outcomes if outcome.status in ("disagreed", "crashed")]
     for outcome in failures:
         report_failure(outcome)

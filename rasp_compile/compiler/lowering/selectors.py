@@ -16,12 +16,15 @@ table over the joints. That is the documented price of selector combinations tra
 
 from __future__ import annotations
 
+import math
 from itertools import product
 from typing import Callable
 
 import numpy as np
 
 from ... import ir
+from ...errors import RaspValueError
+from ...frontend.infer import MAX_COMBINATIONS
 from ..selector_terms import Score, SelectorSpec, Term
 from .features import joint
 from .scores import score_columns
@@ -62,13 +65,13 @@ def _normalize(selector: ir.Selector, state: LoweringState) -> SelectorSpec:
         inner = _normalize(selector.inner, state)
         if len(inner.terms) == 1:
             return SelectorSpec((_pointwise(inner.terms[0], inner.terms[0], lambda a, _b: not a),))
-        return _joint_spec([inner], lambda held: not held[0], state)
+        return _joint_spec([inner], lambda held: not held[0], state, selector)
     if isinstance(selector, ir.SelectOr):
         first = _normalize(selector.first, state)
         second = _normalize(selector.second, state)
         if len(first.terms) == len(second.terms) == 1 and _same_vars(first.terms[0], second.terms[0]):
             return SelectorSpec((_pointwise(first.terms[0], second.terms[0], lambda a, b: a or b),))
-        return _joint_spec([first, second], any, state)
+        return _joint_spec([first, second], any, state, selector)
     raise TypeError(f"no selector rule for {type(selector).__name__}")
 
 
@@ -105,10 +108,12 @@ def _merge_terms(terms: tuple[Term, ...]) -> SelectorSpec:
     return SelectorSpec(tuple(merged))
 
 
-def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringState) -> SelectorSpec:
-    """combine([spec.holds ...]) as one table over the joint of every key / query variable."""
+def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringState, where: ir.Selector) -> SelectorSpec:
+    """combine([spec.holds ...]) as one table over the joint of every key / query variable
+    (check_joint_size first)."""
     key_parts = tuple(dict.fromkeys(t.keys for s in specs for t in s.terms))
     query_parts = tuple(dict.fromkeys(t.queries for s in specs for t in s.terms))
+    check_joint_size(where, key_parts, query_parts)
     joint_keys, joint_queries = joint(state, key_parts), joint(state, query_parts)
 
     def assignment(parts: tuple, value) -> dict:
@@ -119,6 +124,23 @@ def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringSta
         keys, queries = assignment(key_parts, k), assignment(query_parts, q)
         table[(k, q)] = bool(combine([s.holds(keys, queries) for s in specs]))
     return SelectorSpec((Term(joint_keys, joint_queries, table),))
+
+
+def check_joint_size(where: ir.Selector, key_parts: tuple[Var, ...], query_parts: tuple[Var, ...]) -> None:
+    """RaspValueError at `where` when the one table over the joints of `key_parts` and
+    `query_parts` would have more than MAX_COMBINATIONS cells (each one combination of the
+    parts' tables, and the joints' table MLPs as many hidden units): raised before any is made."""
+    sizes = [math.prod(len(p.domain) for p in parts) for parts in (key_parts, query_parts)]
+    if sizes[0] * sizes[1] <= MAX_COMBINATIONS:
+        return
+    keys, queries = (", ".join(f"'{p.label}'" for p in parts) for parts in (key_parts, query_parts))
+    raise RaspValueError(
+        f"this selector combines selects over different values with `or` or `not`, which takes one table over "
+        f"the joint values of its keys ({keys}) and queries ({queries}): {sizes[0]:,} x {sizes[1]:,} cells, more than "
+        f"{MAX_COMBINATIONS:,}; select on fewer values (map them to fewer first), combine selects over the same "
+        "keys and queries, or use a smaller max_len",
+        where.loc,
+    )
 
 
 def score_selector(state: LoweringState, selector: ir.Selector) -> Score:
