@@ -143,6 +143,16 @@ def test_a_running_sum_names_the_largest_max_len_of_its_halvings_that_passes():
     compile_program(dataclasses.replace(program, max_len=8))
 
 
+def test_the_advised_max_len_counts_the_every_input_check():
+    """At 12 the running sum is past its proven bound but has 8,190 inputs, each exact when run:
+    it compiles there, so 24's refusal advises 12, not the 6 the analysis alone would prove."""
+    program = dataclasses.replace(parse_program(RUNNING_SUM), max_len=24)
+    with pytest.raises(RaspPrecisionError, match="--max-len 12 "):
+        compile_program(program)
+    smaller = compile_program(dataclasses.replace(program, max_len=12))
+    assert smaller.meta["margins"][0]["proof"] != "analysis"
+
+
 @pytest.mark.parametrize("path", sorted(PROGRAMS.glob("*.rasp")), ids=lambda p: p.stem)
 def test_margins_json_lists_every_read_out_worst_first(path: Path, tmp_path: Path, capsys):
     weights = tmp_path / "w.npz"

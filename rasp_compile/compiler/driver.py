@@ -26,7 +26,7 @@ from typing import Callable, Iterable, NamedTuple
 import numpy as np
 
 from .. import ir
-from ..errors import RaspValueError, placed_at, recursion_refused
+from ..errors import RaspError, RaspValueError, placed_at, recursion_refused
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..runtime.model import Model, validate
 from .assemble import assemble, cast_to
@@ -159,19 +159,27 @@ def compile_program(
     with recursion_refused(program.output.loc or program.output_loc), placed_at(program.output_loc):
         if value_sets is None:
             value_sets = infer_value_sets(program)
-        check_vocab_budget(program, value_sets)
-        graph, layout, margins, unproven = _graph_within_budget(program, value_sets, enabled, dtype)
-        embeds, blocks = schedule(graph)
-        model = assemble(graph, embeds, blocks, layout)
-        for step in active_steps(MODEL_PASSES, enabled):
-            model = step.run(model)
-        model = cast_to(model, dtype)
-        if unproven is not None:
-            margins = _answer_on_every_input(model, program, graph, unproven, margins, enabled, dtype)
-        model.meta.update(describe_model(graph, blocks, conflicts_possible(program, value_sets)))  # meta.heads and meta.sops (docs/inspect.md)
-        model.meta["margins"] = margins  # every read-out's proven error bound and tolerance (docs/format.md)
+        model = _model(program, value_sets, enabled, dtype, advise=True)
     model.meta["optimizations_off"] = sorted(set(disabled))  # an extension of the meta of docs/format.md
     validate(model)
+    return model
+
+
+def _model(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype, advise: bool) -> Model:
+    """compile_program's steps after the value inference; `advise`: a precision refusal names a
+    smaller max_len that compiles (found by compiling there without advice, _compiles_at)."""
+    check_vocab_budget(program, value_sets)
+    compiles = (lambda max_len: _compiles_at(program, max_len, enabled, dtype)) if advise else None
+    graph, layout, margins, unproven = _graph_within_budget(program, value_sets, enabled, dtype, compiles)
+    embeds, blocks = schedule(graph)
+    model = assemble(graph, embeds, blocks, layout)
+    for step in active_steps(MODEL_PASSES, enabled):
+        model = step.run(model)
+    model = cast_to(model, dtype)
+    if unproven is not None:
+        margins = _answer_on_every_input(model, program, graph, unproven, margins, dtype, compiles)
+    model.meta.update(describe_model(graph, blocks, conflicts_possible(program, value_sets)))  # meta.heads and meta.sops (docs/inspect.md)
+    model.meta["margins"] = margins  # every read-out's proven error bound and tolerance (docs/format.md)
     return model
 
 
@@ -191,10 +199,10 @@ def active_steps(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
     return [s for s in steps if s.name is None or ({s.name, *s.needs} <= enabled)]
 
 
-def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype) -> tuple:
+def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype, compiles) -> tuple:
     """The graph, its layout and its read-outs' margins, checked for size, then precision; a split
     answer (split-keys) that makes the model too large is built again whole, one layer deeper but
-    within the budget."""
+    within the budget. `compiles(max_len)`: whether the program compiles there (precision's advice)."""
     graph = build_graph(program, value_sets, enabled)
     layout = lay_out(graph)
     try:
@@ -202,24 +210,28 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
     except RaspValueError:
         if not graph.split:
             raise
-        return _graph_within_budget(program, value_sets, enabled - {"split-keys"}, dtype)
-    margins, unproven = check_precision(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled),
-                                        answer_checked_elsewhere=checkable(program))
+        return _graph_within_budget(program, value_sets, enabled - {"split-keys"}, dtype, compiles)
+    margins, unproven = check_precision(graph, dtype, compiles, answer_checked_elsewhere=checkable(program))
     return graph, layout, margins, unproven
 
 
 def _answer_on_every_input(model: Model, program: ir.Program, graph: Graph, unproven: ImpreciseAnswer,
-                           margins: list[dict], enabled: frozenset, dtype) -> list[dict]:
+                           margins: list[dict], dtype, compiles) -> list[dict]:
     """meta.margins with the answer the analysis could not prove measured on every input instead
     (every_input.py); its refusal, with advice, where an input's answer strays too far."""
     try:
         answer = verified_margin(model, program, unproven, graph.readout.inputs[0].label)
     except ImpreciseAnswer:
-        raise refusal(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled), unproven) from None
+        raise refusal(graph, dtype, compiles, unproven) from None
     return [answer, *margins]
 
 
-def _rebuilt(program: ir.Program, max_len: int, enabled: frozenset) -> Graph:
-    """The program's graph at another max_len (for precision.py's advice)."""
+def _compiles_at(program: ir.Program, max_len: int, enabled: frozenset, dtype) -> bool:
+    """Whether the program compiles at another max_len, every check included (the every-input
+    check too): what precision.py's advice of a smaller max_len must be."""
     smaller = dataclasses.replace(program, max_len=max_len)
-    return build_graph(smaller, infer_value_sets(smaller), enabled)
+    try:
+        _model(smaller, infer_value_sets(smaller), enabled, dtype, advise=False)
+    except RaspError:
+        return False
+    return True
