@@ -1,5 +1,5 @@
 """A selector that `or`s (or `not`s) selects over different values is one table over the joint
-values of its keys and queries (compiler/lowering/selectors.py). Past MAX_COMBINATIONS cells it is
+values of its keys and queries (compiler/lowering/selectors.py). Past budget.MAX_PARAMETERS cells it is
 refused, located at the selector, before the joint is built: a generated program of max_len 256
 once spent over 20 minutes on a 16,777,216 x 1,024 table. No test here times anything: each counts
 the joint values the compiler builds."""
@@ -14,7 +14,7 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.compiler.lowering import selectors
 from rasp_compile.errors import RaspValueError
 from rasp_compile.frontend import parse_program
-from rasp_compile.frontend.infer import MAX_COMBINATIONS
+from rasp_compile.compiler.budget import MAX_PARAMETERS
 
 from differential import assert_agree, every_input
 
@@ -36,7 +36,7 @@ def joints_built(monkeypatch) -> list[int]:
 
 def test_a_joint_table_past_the_limit_is_refused_at_the_selector_before_it_is_built(monkeypatch):
     built = joints_built(monkeypatch)
-    with pytest.raises(RaspValueError, match=r"16,777,216 x 1,024 cells, more than 2,000,000") as caught:
+    with pytest.raises(RaspValueError, match=r"16,777,216 x 1,024 cells, more than 100,000,000") as caught:
         compile_program(parse_program(SOURCE.replace("{n}", "256"), "p.rasp"))
     assert (caught.value.line, caught.value.col) == (4, 25) and "smaller max_len" in caught.value.message
     assert built == [256 * 256, 4]  # the inner `or`'s joints only: (length, indices) and tokens alone
@@ -46,4 +46,4 @@ def test_a_joint_table_within_the_limit_is_built_and_exact(monkeypatch):
     built = joints_built(monkeypatch)
     program = parse_program(SOURCE.replace("{n}", "4"))
     assert_agree(compile_program(program), program, every_input(program.vocab, 4))
-    assert built and max(built) <= MAX_COMBINATIONS
+    assert built and max(built) <= MAX_PARAMETERS

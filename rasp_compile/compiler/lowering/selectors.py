@@ -24,7 +24,7 @@ import numpy as np
 
 from ... import ir
 from ...errors import RaspValueError
-from ...frontend.infer import MAX_COMBINATIONS
+from ..budget import MAX_PARAMETERS
 from ..selector_terms import Score, SelectorSpec, Term
 from .features import joint
 from .scores import score_columns
@@ -128,16 +128,17 @@ def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringSta
 
 def check_joint_size(where: ir.Selector, key_parts: tuple[Var, ...], query_parts: tuple[Var, ...]) -> None:
     """RaspValueError at `where` when the one table over the joints of `key_parts` and
-    `query_parts` would have more than MAX_COMBINATIONS cells (each one combination of the
-    parts' tables, and the joints' table MLPs as many hidden units): raised before any is made."""
+    `query_parts` would have more cells (each a combination of the parts' tables, computed in
+    Python) than the largest model the compiler builds has parameters (budget.MAX_PARAMETERS):
+    raised before any joint is made. Smaller tables are built, and the budget judges the model."""
     sizes = [math.prod(len(p.domain) for p in parts) for parts in (key_parts, query_parts)]
-    if sizes[0] * sizes[1] <= MAX_COMBINATIONS:
+    if sizes[0] * sizes[1] <= MAX_PARAMETERS:
         return
     keys, queries = (", ".join(f"'{p.label}'" for p in parts) for parts in (key_parts, query_parts))
     raise RaspValueError(
         f"this selector combines selects over different values with `or` or `not`, which takes one table over "
         f"the joint values of its keys ({keys}) and queries ({queries}): {sizes[0]:,} x {sizes[1]:,} cells, more than "
-        f"{MAX_COMBINATIONS:,}; select on fewer values (map them to fewer first), combine selects over the same "
+        f"{MAX_PARAMETERS:,}; select on fewer values (map them to fewer first), combine selects over the same "
         "keys and queries, or use a smaller max_len",
         where.loc,
     )
