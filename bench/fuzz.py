@@ -17,7 +17,7 @@ With --numerical every program answers a number built to strain float precision:
 s-op of the generated program, or a mean of a large constant plus its 0/1 tokens (the constant taken
 away again, or kept), or a causal running sum (a mean times the length); at a max_len drawn from
 NUMERICAL_MAX_LENS. The compiler must then either agree within the tolerance or refuse the program
-with a located error (a RaspPrecisionError, or a size the compiler will not build), counted as "refused".
+with a RaspError (a RaspPrecisionError, or a size the compiler will not build), counted as "refused".
 
 Outcomes: agreed, rejected, refused (--numerical), disagreed (the first bad input is listed), crashed (any other
 exception, anywhere from generation to forward pass: its type and message are listed).
@@ -81,8 +81,8 @@ def check_program(seed: int, index: int, max_len: int | None = None, numerical: 
         inputs = random_inputs(program, rng, NUMERICAL_INPUTS if numerical else INPUTS_PER_PROGRAM)
         try:
             model = compile_program(program)
-        except RaspError as refusal:
-            if not numerical or refusal.loc is None:
+        except RaspError as refusal:  # programs built from the IR here carry no locations to check
+            if not numerical:
                 raise
             return Outcome(index, rng_seed, "refused", program=program, detail=type(refusal).__name__)
         bad, compared = disagreements(model, program, inputs)
