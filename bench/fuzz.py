@@ -1,6 +1,6 @@
 """Differential fuzz: compile many generated programs and check compiled == interpreter.
 
-    python bench/fuzz.py [--count 2000] [--seed 0] [--max-len N] [--numerical]
+    python bench/fuzz.py [--count 2000] [--seed 0] [--max-len N] [--numerical] [--out FILE]
 
 Program i comes from `tests/random_programs.random_program(random.Random(seed * 1_000_003 + i))`,
 and the same generator then draws its 50 random inputs (`random_inputs`), so a program and its
