@@ -32,6 +32,7 @@ import random
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from rasp_compile import ir
 from rasp_compile.compiler import compile_program

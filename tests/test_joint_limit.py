@@ -16,7 +16,7 @@ from rasp_compile.errors import RaspValueError
 from rasp_compile.frontend import parse_program
 from rasp_compile.compiler.budget import MAX_PARAMETERS
 
-from differential import assert_agree, every_input
+from rasp_compile.testing.differential import assert_agree, every_input
 
 SOURCE = """vocab {0, 1, 2, 3}
 max_len {n}
@@ -28,9 +28,14 @@ output numerical(map(lambda x: x, picked))
 
 def joints_built(monkeypatch) -> list[int]:
     """The number of values of every joint variable the lowering builds, as it builds it."""
-    built, real = [], selectors.joint
-    monkeypatch.setattr(selectors, "joint", lambda state, parts: built.append(math.prod(len(p.domain) for p in parts))
-                        or real(state, parts))
+    built: list[int] = []
+    real = selectors.joint  # type: ignore[attr-defined]  # the name selectors.py imported, patched where it is looked up
+
+    def counted(state, parts):
+        built.append(math.prod(len(p.domain) for p in parts))
+        return real(state, parts)
+
+    monkeypatch.setattr(selectors, "joint", counted)
     return built
 
 

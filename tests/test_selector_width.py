@@ -19,7 +19,6 @@ from rasp_compile.compiler.tolerances import smallest_gap
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.runtime.prediction import predict
 from rasp_compile.runtime.model import n_params
-from rasp_compile.testing.differential import compiled_exactly
 
 
 PROGRAMS = Path(__file__).parent.parent / "programs"

@@ -120,7 +120,8 @@ def step_output_errors(points: tuple[float, ...], answers: list[float], input_er
     return np.sum(np.where(inexact, change * size, 0.0), axis=1) * STEP_OUTPUT_ROUNDING
 
 
-def exact_partners(points: tuple, threshold: np.ndarray, half_width: np.ndarray, input_errors, dtype) -> np.ndarray:
+def exact_partners(points: tuple[float, ...], threshold: np.ndarray, half_width: np.ndarray, input_errors: Any,
+                   dtype: Any) -> np.ndarray:
     """[input value, step]: whether the step's two units, both firing there, differ by exactly 1.
 
     Both units read the same product p = fl(x w) (one weight w = side/d, the other inputs' weights
