@@ -1,6 +1,6 @@
 """Differential fuzz: compile many generated programs and check compiled == interpreter.
 
-    python bench/fuzz.py [--count 2000] [--seed 0] [--max-len N] [--numerical]
+    python bench/fuzz.py [--count 2000] [--seed 0] [--max-len N] [--numerical] [--out FILE]
 
 Program i comes from `tests/random_programs.random_program(random.Random(seed * 1_000_003 + i))`,
 and the same generator then draws its 50 random inputs (`tests/differential.random_inputs`), so a program and its
@@ -17,7 +17,7 @@ With --numerical every program answers a number built to strain float precision:
 s-op of the generated program, or a mean of a large constant plus its 0/1 tokens (the constant taken
 away again, or kept), or a causal running sum (a mean times the length); at a max_len drawn from
 NUMERICAL_MAX_LENS. The compiler must then either agree within the tolerance or refuse the program
-with a RaspPrecisionError, counted as "refused".
+with a RaspError (a RaspPrecisionError, or a size the compiler will not build), counted as "refused".
 
 Outcomes: agreed, rejected, refused (--numerical), disagreed (the first bad input is listed), crashed (any other
 exception, anywhere from generation to forward pass: its type and message are listed).
@@ -32,10 +32,11 @@ import random
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from rasp_compile import ir
 from rasp_compile.compiler import compile_program
-from rasp_compile.errors import RaspError, RaspPrecisionError
+from rasp_compile.errors import RaspError
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.testing.differential import disagreements, random_inputs
 from rasp_compile.testing.random_programs import random_program
@@ -78,10 +79,10 @@ def check_program(seed: int, index: int, max_len: int | None = None, numerical: 
         inputs = random_inputs(program.vocab, program.max_len, count, rng)
         try:
             model = compile_program(program)
-        except RaspPrecisionError:
+        except RaspError as refusal:  # programs built from the IR here carry no locations to check
             if not numerical:
                 raise
-            return Outcome(index, rng_seed, "refused", program=program)
+            return Outcome(index, rng_seed, "refused", program=program, detail=type(refusal).__name__)
         bad, compared = disagreements(model, program, inputs)
     except Exception as error:  # a crash anywhere is a finding, reported with its type
         return Outcome(index, rng_seed, "crashed", program=program, detail=f"{type(error).__name__}: {error}")
@@ -197,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-len", type=int, default=None, help="compile every program at this max_len")
     parser.add_argument("--numerical", action="store_true",
                         help="numerical answers, large constants and long max_lens (module docstring)")
+    parser.add_argument("--out", type=Path, help="append the command and its summary to this Markdown file")
     args = parser.parse_args(argv)
     outcomes: list[Outcome] = []
     counts: Counter[str] = Counter()
@@ -207,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
         if (index + 1) % PROGRESS_EVERY == 0:
             print(progress_line(index + 1, args.count, counts), flush=True)
     print(summary_line(outcomes))
+    if args.out:
+        with args.out.open("a") as out:  # one section per run: runs of several seeds share a file
+            out.write(f"python bench/fuzz.py {' '.join(argv if argv is not None else sys.argv[1:])}\n"
+                      f": {summary_line(outcomes)}\n\n")
     failures = [outcome for outcome in outcomes if outcome.status in ("disagreed", "crashed")]
     for outcome in failures:
         report_failure(outcome)

@@ -93,16 +93,26 @@ def test_generated_programs_stay_within_their_recorded_bounds(seed: int):
 @pytest.mark.parametrize("name, max_len, dtype", [
     ("frac_prevs", 1024, np.float32),
     ("pair_balance", 1024, np.float32),
-    ("paren_depth", 1024, np.float64),  # float32: its read-out's bound is 0.62 of the 3/8 gap it may use
+    ("paren_depth", 1024, np.float32),
+    ("dyck1", 1024, np.float32),
+    ("shuffle_dyck", 1024, np.float32),
+    ("shuffle_dyck2", 1024, np.float32),
     ("running_sum", 300, np.float64),
 ])
 def test_long_programs_stay_within_their_recorded_bounds(name: str, max_len: int, dtype):
     text = RUNNING_SUM if name == "running_sum" else (PROGRAMS / f"{name}.rasp").read_text()
     program = dataclasses.replace(parse_program(text), max_len=max_len)
     model = compile_program(program, dtype=dtype)
-    rng = random.Random(max_len)
-    inputs = [[program.vocab[0]] * max_len] + [[rng.choice(program.vocab) for _ in range(max_len)] for _ in range(3)]
-    assert assert_within_bounds(model, program, inputs) > 0
+    assert assert_within_bounds(model, program, long_inputs(program, random.Random(max_len))) > 0
+
+
+def long_inputs(program: ir.Program, rng: random.Random) -> list[list]:
+    """Inputs of max_len tokens that reach far values: one token throughout, the first token then
+    the second (a bracket program's deepest balanced input: its running means pass every binade),
+    the two alternating, and random ones."""
+    n, (first, second) = program.max_len, program.vocab[:2] if len(program.vocab) > 1 else program.vocab * 2
+    return [[first] * n, [first] * (n // 2) + [second] * (n - n // 2), [first, second] * (n // 2) + [first] * (n % 2),
+            *([rng.choice(program.vocab) for _ in range(n)] for _ in range(3))]
 
 
 @pytest.mark.slow
@@ -134,6 +144,16 @@ def test_a_running_sum_names_the_largest_max_len_of_its_halvings_that_passes():
     with pytest.raises(RaspPrecisionError, match="--max-len 8 "):
         compile_program(program)
     compile_program(dataclasses.replace(program, max_len=8))
+
+
+def test_the_advised_max_len_counts_the_every_input_check():
+    """At 12 the running sum is past its proven bound but has 8,190 inputs, each exact when run:
+    it compiles there, so 24's refusal advises 12, not the 6 the analysis alone would prove."""
+    program = dataclasses.replace(parse_program(RUNNING_SUM), max_len=24)
+    with pytest.raises(RaspPrecisionError, match="--max-len 12 "):
+        compile_program(program)
+    smaller = compile_program(dataclasses.replace(program, max_len=12))
+    assert smaller.meta["margins"][0]["proof"] != "analysis"
 
 
 @pytest.mark.slow

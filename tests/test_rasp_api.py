@@ -10,12 +10,11 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-
 import pytest
 
 import rasp_compile as rc
 from rasp_compile import ir, rasp
-from rasp_compile.errors import RaspPrecisionError, RaspTypeError, RaspValueError
+from rasp_compile.errors import RaspTypeError, RaspValueError
 from rasp_compile.frontend.from_tracr import MissingExtraError
 from rasp_compile.testing.differential import assert_agree, every_input, same_value
 
@@ -35,11 +34,7 @@ def same(got: list, expected: list, numerical: bool) -> bool:
 def test_ported_library_program_compiles_and_agrees(name):
     case = CASES[name]
     sop = case.build(ported)
-    try:
-        model = rc.compile_rasp_to_model(sop, vocab=set(case.vocab), max_seq_len=case.max_len)
-    except RaspPrecisionError as refusal:  # sort_freq's place: a step bound of 0.017 against 0.014
-        assert "--dtype float64" in refusal.message
-        model = rc.compile_rasp_to_model(sop, vocab=set(case.vocab), max_seq_len=case.max_len, dtype=np.float64)
+    model = rc.compile_rasp_to_model(sop, vocab=set(case.vocab), max_seq_len=case.max_len)
     for xs in case.inputs(seed=16, count=N_INPUTS):
         expected = REFERENCES["reverse" if name == "readme" else name](xs)
         interpreted = rasp.evaluate(sop, xs)

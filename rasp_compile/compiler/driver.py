@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .. import ir
-from ..errors import placed_at, recursion_refused
+from ..errors import RaspError, placed_at, recursion_refused
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..runtime.model import Model, validate
 from .assemble import assemble, cast_to
@@ -178,28 +178,35 @@ def compile_program(
     with recursion_refused(program.output.loc or program.output_loc), placed_at(program.output_loc):
         if value_sets is None:
             value_sets = infer_value_sets(program)
-        check_vocab_budget(program, value_sets)
-        graph, layout, margins, unproven = _graph_within_budget(program, value_sets, enabled, dtype)
-        embeds, blocks = schedule(graph)
-        model = assemble(graph, embeds, blocks, layout)
-        for step in active_steps(MODEL_PASSES, enabled):
-            model = step.run(model)
-        model = cast_to(model, dtype)
-        if unproven is not None:
-            margins = _answer_on_every_input(model, program, graph, unproven, margins, enabled, dtype)
-        model = dataclasses.replace(model, meta={
-            **model.meta,
-            **describe_model(graph, blocks, conflicts_possible(program, value_sets)),  # meta.heads and meta.sops (docs/inspect.md)
-            "margins": margins,  # every read-out's proven error bound and tolerance (docs/format.md)
-        })
-        model = dataclasses.replace(model, meta={
-            **model.meta, **readable_labels(model.meta, program),  # derived features named after what they hold
-        })
+        model = _model(program, value_sets, enabled, dtype, advise=True)
     model = dataclasses.replace(model, meta={
         **model.meta, "optimizations_off": sorted(set(disabled)),  # an extension of the meta of docs/format.md
     })
     validate(model)
     return model
+
+
+def _model(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype, advise: bool) -> Model:
+    """compile_program's steps after the value inference; `advise`: a precision refusal names a
+    smaller max_len that compiles (found by compiling there without advice, _compiles_at)."""
+    check_vocab_budget(program, value_sets)
+    compiles = (lambda max_len: _compiles_at(program, max_len, enabled, dtype)) if advise else None
+    graph, layout, margins, unproven = _graph_within_budget(program, value_sets, enabled, dtype, compiles)
+    embeds, blocks = schedule(graph)
+    model = assemble(graph, embeds, blocks, layout)
+    for step in active_steps(MODEL_PASSES, enabled):
+        model = step.run(model)
+    model = cast_to(model, dtype)
+    if unproven is not None:
+        margins = _answer_on_every_input(model, program, graph, unproven, margins, dtype, compiles)
+    model = dataclasses.replace(model, meta={
+        **model.meta,
+        **describe_model(graph, blocks, conflicts_possible(program, value_sets)),  # meta.heads and meta.sops (docs/inspect.md)
+        "margins": margins,  # every read-out's proven error bound and tolerance (docs/format.md)
+    })
+    return dataclasses.replace(model, meta={
+        **model.meta, **readable_labels(model.meta, program),  # derived features named after what they hold
+    })
 
 
 def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset,
@@ -225,15 +232,14 @@ def active_steps(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
     return [s for s in steps if s.name is None or ({s.name, *s.needs} <= enabled)]
 
 
-def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype) -> tuple:
+def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype, compiles) -> tuple:
     """The graph, its layout and its read-outs' margins, checked for size (after whole_answer),
-    then precision."""
+    then precision. `compiles(max_len)`: whether the program compiles there (precision's advice)."""
     graph = build_graph(program, value_sets, enabled)
     layout = lay_out(graph)
     graph, layout, enabled = whole_answer(graph, layout, value_sets, enabled)
     check_budget(graph, layout)
-    margins, unproven = check_precision(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled),
-                                        answer_checked_elsewhere=checkable(program))
+    margins, unproven = check_precision(graph, dtype, compiles, answer_checked_elsewhere=checkable(program))
     return graph, layout, margins, unproven
 
 
@@ -250,17 +256,22 @@ def whole_answer(graph: Graph, layout: Layout, value_sets: ValueSets, enabled: f
 
 
 def _answer_on_every_input(model: Model, program: ir.Program, graph: Graph, unproven: ImpreciseAnswer,
-                           margins: list[dict], enabled: frozenset, dtype) -> list[dict]:
+                           margins: list[dict], dtype, compiles) -> list[dict]:
     """meta.margins with the answer the analysis could not prove measured on every input instead
     (every_input.py); its refusal, with advice, where an input's answer strays too far."""
     try:
         answer = verified_margin(model, program, unproven, graph.readout.inputs[0].label)
     except ImpreciseAnswer:
-        raise refusal(graph, dtype, lambda max_len: _rebuilt(program, max_len, enabled), unproven) from None
+        raise refusal(graph, dtype, compiles, unproven) from None
     return [answer, *margins]
 
 
-def _rebuilt(program: ir.Program, max_len: int, enabled: frozenset) -> Graph:
-    """The program's graph at another max_len (for precision.py's advice)."""
+def _compiles_at(program: ir.Program, max_len: int, enabled: frozenset, dtype) -> bool:
+    """Whether the program compiles at another max_len, every check included (the every-input
+    check too): what precision.py's advice of a smaller max_len must be."""
     smaller = dataclasses.replace(program, max_len=max_len)
-    return build_graph(smaller, infer_value_sets(smaller), enabled)
+    try:
+        _model(smaller, infer_value_sets(smaller), enabled, dtype, advise=False)
+    except RaspError:
+        return False
+    return True

@@ -12,8 +12,10 @@ propagated through the graph in order (each op after its inputs' writers):
                    the largest value written (numerical), plus rounding
     NumericMLP     steps: fresh (their input is checked to land on the flat quarter-gap around
                    each value, precision.py); a number written by steps rounds by
-                   numeric_mlp.step_output_error. A polyline passes its input's error on times its
-                   steepest slope, plus numeric_mlp.interpolation_error (the worse orientation)
+                   numeric_mlp.step_output_errors (less where a step's two units provably
+                   cancel to exactly 1 at the input's values: numeric_mlp.exact_partners).
+                   A polyline passes its input's error on times its steepest slope, plus
+                   numeric_mlp.interpolation_error (the worse orientation)
     GatedMap       affine pieces a x + b: max |a| times the input's error, plus rounding; step and
                    polyline pieces as NumericMLP, the worst gate value
     Linear         sum of |coefficient| times each input coordinate's error, plus rounding
@@ -234,7 +236,7 @@ def decode_errors(number: Var, answers: list, interpolated: bool, out: Var, erro
     scale = unit_roundoff(dtype) / FLOAT32_U  # numeric_mlp's bounds are written for float32's u
     numerical = out.encoding == ir.NUMERICAL
     if not interpolated:
-        return step_output_errors(number.values, answers) * scale if numerical else np.zeros(len(answers))
+        return step_output_errors(number.values, answers, errors, dtype) * scale if numerical else np.zeros(len(answers))
     if numerical:
         encoded = [np.array([float(a)]) for a in answers]
         rises = np.abs(np.diff([float(a) for a in answers]))
@@ -309,13 +311,19 @@ def _tilt(op: Attend, bounds: dict, sharpness: float) -> float:
 
 def _form(form: dict, bounds: dict) -> tuple[float, float]:
     """A linear form {feature: coefficient}: the largest it can be and the most its features'
-    errors can move it (a one-hot coordinate is at most 1, a number its largest value)."""
+    errors can move it. A number's term is at most |c| times its largest value; a one-hot holds 1 in
+    one coordinate at most (none: in none), so its terms are at most its largest |c|, and each
+    coordinate's error counts with its own |c|."""
     size = error = 0.0
+    one_hots: dict[Var, float] = {}
     for feature, c in form.items():
         if feature is CONSTANT:
             size += abs(c)
             continue
         var = feature[0]
-        size += abs(c) * (largest_magnitude(var.values) if var.encoding == ir.NUMERICAL else 1.0)
+        if var.encoding == ir.NUMERICAL:
+            size += abs(c) * largest_magnitude(var.values)
+        else:
+            one_hots[var] = max(one_hots.get(var, 0.0), abs(c))
         error += abs(c) * bounds.get(var, 0.0)
-    return size, error
+    return size + sum(one_hots.values()), error

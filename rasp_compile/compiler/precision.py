@@ -22,8 +22,9 @@ before stay (with their messages): a step's rounding alone within STEP_WINDOW of
 half is its head's leak, tolerances.py) and every value within the dtype's range. The message names
 what would work: the dtype that would hold the numbers only when that dtype passes these checks and
 the size budget (or why it would not); for a numerical answer, a smaller max_len (the largest of
-max_len / 2, / 4, ... that passes, when the caller can rebuild the graph) and rounding the answer
-(which reads it by steps, a quarter of a gap instead of 1e-5). In float32 that happens for large
+max_len / 2, / 4, ... at which the program compiles, every-input check included, when the caller
+can compile it there) and rounding the answer (which reads it by steps, a quarter of a gap instead
+of 1e-5). In float32 that happens for large
 numbers (around 10^5 with gaps of a fraction), cancellations, and sums whose error grows with
 max_len (a running sum kept as a number); in float64 practically never.
 
@@ -72,7 +73,7 @@ class Margin:
                 "bound": float(self.bound), "tolerance": float(self.tolerance), "proof": "analysis"}
 
 
-def check_precision(graph: Graph, dtype, rebuild: Callable[[int], Graph] | None = None,
+def check_precision(graph: Graph, dtype, compiles: Callable[[int], bool] | None = None,
                     answer_checked_elsewhere: bool = False) -> tuple[list[dict], ImpreciseAnswer | None]:
     """Raise RaspPrecisionError where `dtype` cannot decode or output a number exactly, with
     advice that is checked to work (`refusal`); else the read-outs as meta.margins, worst first,
@@ -82,28 +83,28 @@ def check_precision(graph: Graph, dtype, rebuild: Callable[[int], Graph] | None 
         margins, unproven = _check(graph, dtype), None
     except ImpreciseAnswer as error:
         if not answer_checked_elsewhere:
-            raise refusal(graph, dtype, rebuild, error) from None
+            raise refusal(graph, dtype, compiles, error) from None
         margins, unproven = error.margins, error
     except RaspPrecisionError as error:
-        raise refusal(graph, dtype, rebuild, error) from None
+        raise refusal(graph, dtype, compiles, error) from None
     margins.sort(key=lambda m: -(m.bound / m.tolerance))
     return [m.as_meta() for m in margins], unproven
 
 
-def refusal(graph: Graph, dtype, rebuild: Callable[[int], Graph] | None, error: RaspPrecisionError) -> RaspPrecisionError:
-    """`error` with the advice that is checked to work (_advice; `rebuild(max_len)`: the graph at
-    another max_len, for the smaller max_len that would do)."""
-    return RaspPrecisionError(error.message + _advice(graph, dtype, rebuild, error), error.loc)
+def refusal(graph: Graph, dtype, compiles: Callable[[int], bool] | None, error: RaspPrecisionError) -> RaspPrecisionError:
+    """`error` with the advice that is checked to work (_advice; `compiles(max_len)`: whether the
+    program compiles at another max_len, every check included, for the smaller max_len that would do)."""
+    return RaspPrecisionError(error.message + _advice(graph, dtype, compiles, error), error.loc)
 
 
-def _advice(graph: Graph, dtype, rebuild, error: RaspPrecisionError) -> str:
+def _advice(graph: Graph, dtype, compiles, error: RaspPrecisionError) -> str:
     """"; compile with --dtype float64" when float64 would compile the graph (its precision and its
     size checked here, as the compiler checks them next), else why float64 would not do either;
     for a numerical answer, also a smaller max_len that passes and rounding the answer."""
     advice = _dtype_advice(graph, dtype)
     if not isinstance(error, ImpreciseAnswer):
         return advice
-    smaller = _smaller_max_len(graph, dtype, rebuild)
+    smaller = _smaller_max_len(graph, compiles)
     if smaller is not None:
         advice += f"; or compile with --max-len {smaller} (or less)"
     return advice + "; or round the answer (e.g. map(lambda x: round(x, 4), ...)), which reads it by steps"
@@ -120,15 +121,13 @@ def _dtype_advice(graph: Graph, dtype) -> str:
     return "; compile with --dtype float64 (dtype=numpy.float64 from Python), which holds them"
 
 
-def _smaller_max_len(graph: Graph, dtype, rebuild) -> int | None:
-    """The largest of max_len / 2, / 4, ... at which the graph passes, when `rebuild` is given."""
+def _smaller_max_len(graph: Graph, compiles) -> int | None:
+    """The largest of max_len / 2, / 4, ... at which the program compiles, when `compiles` is given."""
     max_len = graph.program.max_len // 2
-    while rebuild is not None and max_len >= 1:
-        try:
-            _check(rebuild(max_len), dtype)
+    while compiles is not None and max_len >= 1:
+        if compiles(max_len):
             return max_len
-        except RaspError:
-            max_len //= 2
+        max_len //= 2
     return None
 
 

@@ -16,6 +16,7 @@ table over the joints. That is the documented price of selector combinations tra
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import product
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ... import ir
+from ...errors import RaspValueError
+from ..budget import MAX_PARAMETERS
 from ..selector_terms import Score, SelectorSpec, Term
 from .features import joint
 from .rewrites import TermSite
@@ -74,13 +77,13 @@ def _normalize(selector: ir.Selector, state: LoweringState, split: SplitInputs) 
         inner = _normalize(selector.inner, state, split)
         if len(inner.terms) == 1:
             return SelectorSpec((_pointwise(inner.terms[0], inner.terms[0], lambda a, _b: not a),))
-        return _joint_spec([inner], lambda held: not held[0], state)
+        return _joint_spec([inner], lambda held: not held[0], state, selector)
     if isinstance(selector, ir.SelectOr):
         first = _normalize(selector.first, state, split)
         second = _normalize(selector.second, state, split)
         if len(first.terms) == len(second.terms) == 1 and _same_vars(first.terms[0], second.terms[0]):
             return SelectorSpec((_pointwise(first.terms[0], second.terms[0], lambda a, b: a or b),))
-        return _joint_spec([first, second], any, state)
+        return _joint_spec([first, second], any, state, selector)
     raise TypeError(f"no selector rule for {type(selector).__name__}")
 
 
@@ -117,10 +120,12 @@ def _merge_terms(terms: tuple[Term, ...]) -> SelectorSpec:
     return SelectorSpec(tuple(merged))
 
 
-def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringState) -> SelectorSpec:
-    """combine([spec.holds ...]) as one table over the joint of every key / query variable."""
+def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringState, where: ir.Selector) -> SelectorSpec:
+    """combine([spec.holds ...]) as one table over the joint of every key / query variable
+    (check_joint_size first)."""
     key_parts = tuple(dict.fromkeys(t.keys for s in specs for t in s.terms))
     query_parts = tuple(dict.fromkeys(t.queries for s in specs for t in s.terms))
+    check_joint_size(where, key_parts, query_parts)
     joint_keys, joint_queries = joint(state, key_parts), joint(state, query_parts)
 
     def assignment(parts: tuple, value) -> dict:
@@ -131,6 +136,24 @@ def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringSta
         keys, queries = assignment(key_parts, k), assignment(query_parts, q)
         table[(k, q)] = bool(combine([s.holds(keys, queries) for s in specs]))
     return SelectorSpec((Term(joint_keys, joint_queries, table),))
+
+
+def check_joint_size(where: ir.Selector, key_parts: tuple[Var, ...], query_parts: tuple[Var, ...]) -> None:
+    """RaspValueError at `where` when the one table over the joints of `key_parts` and
+    `query_parts` would have more cells (each a combination of the parts' tables, computed in
+    Python) than the largest model the compiler builds has parameters (budget.MAX_PARAMETERS):
+    raised before any joint is made. Smaller tables are built, and the budget judges the model."""
+    sizes = [math.prod(len(p.domain) for p in parts) for parts in (key_parts, query_parts)]
+    if sizes[0] * sizes[1] <= MAX_PARAMETERS:
+        return
+    keys, queries = (", ".join(f"'{p.label}'" for p in parts) for parts in (key_parts, query_parts))
+    raise RaspValueError(
+        f"this selector combines selects over different values with `or` or `not`, which takes one table over "
+        f"the joint values of its keys ({keys}) and queries ({queries}): {sizes[0]:,} x {sizes[1]:,} cells, more than "
+        f"{MAX_PARAMETERS:,}; select on fewer values (map them to fewer first), combine selects over the same "
+        "keys and queries, or use a smaller max_len",
+        where.loc,
+    )
 
 
 def score_selector(state: LoweringState, selector: ir.Selector, split: SplitInputs | None = None) -> Score:

@@ -99,8 +99,12 @@ def step_output_error(points: tuple[float, ...], answers: list[float]) -> float:
     return float(np.max(step_output_errors(points, answers), initial=0.0))
 
 
-def step_output_errors(points: tuple[float, ...], answers: list[float]) -> np.ndarray:
-    """step_output_error at each input value: [len(points)]."""
+def step_output_errors(points: tuple[float, ...], answers: list[float], input_errors: Any = None,
+                       dtype: Any = None) -> np.ndarray:
+    """step_output_error at each input value: [len(points)]. With `input_errors` (how far the input
+    may be off, at each value or one for all) and the model's `dtype`, a step whose two units are
+    exact partners there (exact_partners) is charged only its output's roundings: 2, plus 2 |x - t|/d
+    when its change is no power of 2 (the two products then round)."""
     x = np.asarray(points, dtype=float)
     changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
     low, high = x[:-1][changes], x[1:][changes]
@@ -109,7 +113,45 @@ def step_output_errors(points: tuple[float, ...], answers: list[float]) -> np.nd
     inexact = (x[:, None] > threshold[None, :]) == exact_below(points, threshold)[None, :]  # [input value, step]
     distance = np.abs(x[:, None] - threshold[None, :]) / half_width
     size = 2 * distance + 2 + (np.abs(x)[:, None] + np.abs(threshold)[None, :]) / half_width
+    if input_errors is not None:
+        exact = exact_partners(points, threshold, half_width, input_errors, dtype)
+        products = np.where(np.frexp(change.astype(dtype))[0] == 0.5, 0.0, 2 * distance)
+        size = np.where(exact, np.minimum(size, 2 + products), size)
     return np.sum(np.where(inexact, change * size, 0.0), axis=1) * STEP_OUTPUT_ROUNDING
+
+
+def exact_partners(points: tuple[float, ...], threshold: np.ndarray, half_width: np.ndarray, input_errors: Any,
+                   dtype: Any) -> np.ndarray:
+    """[input value, step]: whether the step's two units, both firing there, differ by exactly 1.
+
+    Both units read the same product p = fl(x w) (one weight w = side/d, the other inputs' weights
+    0), a float of `dtype`, and add their biases b1 = b2 + 1 (checked in `dtype` itself), each sum
+    rounded once: fl(p + b_i). Their difference is exactly 1 when either
+      - both sums are exact: p lies in one binade [2^E, 2^(E+1)) (in magnitude), so it is a multiple
+        of its spacing 2^(E - m) (m = finfo.nmant), b_i is one too, and |p + b_i| < 2^(E+1), where
+        the spacing is no coarser; or
+      - both sums p + b_i lie in one binade [2^e, 2^(e+1)) with e < m: its spacing divides 1 an even
+        number of times, so rounding to nearest even commutes with adding 1 there.
+    Checked over every x within `input_errors` of each value, and p's own rounding."""
+    x = np.asarray(points, dtype=float)[:, None]
+    errors = np.broadcast_to(np.asarray(input_errors, dtype=float), (len(points),))[:, None]
+    side = np.where(exact_below(points, threshold), 1.0, -1.0)
+    w = (side / half_width).astype(dtype).astype(float)
+    biases = [(-side * threshold / half_width + offset).astype(dtype).astype(float) for offset in (0.5, -0.5)]
+    ends = np.stack([(x - errors) * w, (x + errors) * w])
+    spare = 2 * float(np.finfo(dtype).eps) * np.abs(ends).max(axis=0)  # p's rounding (u), and this sum's
+    p_low, p_high = ends.min(axis=0) - spare, ends.max(axis=0) + spare
+    binade = np.frexp(np.minimum(np.abs(p_low), np.abs(p_high)))[1]  # |p| in [2^(E-1), 2^E): exact, as log2 is not
+    one_binade = (np.sign(p_low) == np.sign(p_high)) & (binade == np.frexp(np.maximum(np.abs(p_low), np.abs(p_high)))[1])
+    spacing = np.ldexp(1.0, binade - 1 - np.finfo(dtype).nmant)
+    sums_exact = one_binade
+    for b in biases:
+        largest = np.maximum(np.abs(p_low + b), np.abs(p_high + b))
+        sums_exact = sums_exact & (np.fmod(b, spacing) == 0) & (largest < np.ldexp(1.0, binade))
+    lowest, highest = p_low + biases[1], p_high + biases[0]
+    sum_binade = np.frexp(lowest)[1]
+    translated = (lowest > 0) & (sum_binade == np.frexp(highest)[1]) & (sum_binade - 1 < np.finfo(dtype).nmant)
+    return (sums_exact | translated) & (biases[0] - biases[1] == 1.0)
 
 
 def interpolation_mlp(op: NumericMLP, layout: Layout) -> MLP:
