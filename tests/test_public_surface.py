@@ -82,6 +82,7 @@ MISUSES = {  # what a user may get wrong -> the error class, which is also the b
     "a BOS token in the vocab": (lambda m: rc.compile_rasp_to_model(rasp.tokens, {"a", "B"}, 2, compiler_bos="B"),
                                  rc.ArgumentError, ValueError),
     "an unknown comparison": (lambda m: ir.Select(ir.tokens, ir.tokens, "=~"), rc.ArgumentError, ValueError),
+    "an unknown optimisation": (lambda m: rc.compile(rc.parse_program("vocab {a}\nmax_len 2\noutput tokens"), disabled=["bogus"]), rc.ArgumentError, ValueError),
     "too many positions to count": (lambda m: rc.count_flops(m, 99), rc.ArgumentError, ValueError),
     "a str for a list of inputs": (lambda m: rc.run_batch(m, "ab"), rc.ArgumentTypeError, TypeError),  # type: ignore[arg-type]
     "a number for a function": (lambda m: rasp.Map(3, rasp.tokens), rc.ArgumentTypeError, TypeError),  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .. import ir
-from ..errors import RaspError, placed_at, recursion_refused
+from ..errors import ArgumentError, RaspError, placed_at, recursion_refused
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..runtime.model import Model, validate
 from .assemble import assemble, cast_to
@@ -171,7 +171,7 @@ def compile_program(
     program's value sets at that max_len (infer.infer_value_sets), when the caller has them."""
     unknown = set(disabled) - set(OPTIMIZATIONS)
     if unknown:
-        raise ValueError(f"unknown optimisation {sorted(unknown)[0]!r}; known: {', '.join(OPTIMIZATIONS)}")
+        raise ArgumentError(f"unknown optimisation {sorted(unknown)[0]!r}; known: {', '.join(OPTIMIZATIONS)}")
     enabled = frozenset(OPTIMIZATIONS) - set(disabled)
     if max_len is not None and max_len != program.max_len:
         program = dataclasses.replace(program, max_len=max_len)
