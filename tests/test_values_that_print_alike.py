@@ -12,7 +12,6 @@ import pytest
 
 import rasp_compile as rc
 from rasp_compile.compiler.variables import dim_labels
-from rasp_compile.tools.trace import NotInResidual
 
 H = "vocab {1, 2, 3}\nmax_len 4\n"
 SHIFT = "select(indices, indices, lambda k, q: k == q - 1)"
@@ -108,8 +107,10 @@ def test_labels_fall_back_to_repr_where_even_quoted_values_coincide():
     assert labels == tuple(f"x:{value!r}" for value in (three, two, text)) and len(set(labels)) == 3
 
 
-def test_a_folded_s_op_still_says_so():
+def test_a_folded_s_op_is_read_back_with_its_types():
+    """x is folded into the embedding: t.sop computes it from the tokens the residual holds, and
+    keeps "1" and 1 apart as the program does."""
     program = rc.parse_program(H + 'x = map(lambda t: "1" if t == 1 else 1, tokens)\n'
                                    'output map(lambda v: str(v) + "!", x)')
-    with pytest.raises(NotInResidual, match="'x' is not in the residual stream"):
-        rc.trace(rc.compile(program), [1, 2]).sop("x")
+    got = rc.trace(rc.compile(program), [1, 2]).sop("x")
+    assert got == ["1", 1] and [type(v) for v in got] == [str, int]
