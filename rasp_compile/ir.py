@@ -27,7 +27,7 @@ import copy
 import operator
 import re
 from dataclasses import dataclass, field
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -223,7 +223,7 @@ class Select(Selector):
             return compare(self.predicate, key, query)
         return bool(self.predicate(key, query))
 
-    def table(self, keys, queries):
+    def table(self, keys: Sequence[Value], queries: Sequence[Value]) -> np.ndarray:
         """[len(keys), len(queries)] booleans: `holds` on every pair of (non-none) values, on
         arrays where that gives the same answers (element_fn.predicate_table), else pair by pair."""
         held = predicate_table(self.predicate, keys, queries)
