@@ -133,7 +133,7 @@ class Attend:
     score: Score  # the selector's score, factored into head dimensions (lowering/scores.py)
     kind: HeadKind
     value: Var | None = None
-    default: object = None
+    default: Any = None  # the value where nothing is selected, like the values of `out` (None: none)
     selector: ir.Selector | None = None
     window: float = STEP_WINDOW  # how far, as a share of the gap between its values, a reader lets `out` stray
     amplification: float = 1.0  # how much readers magnify its leak (passes/amplification.py)
