@@ -27,6 +27,7 @@ import copy
 import operator
 import re
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -83,7 +84,10 @@ class Expression:
         return f"<{type(self).__name__} {text + ' ' if text else ''}at {id(self):#x}>"
 
 
-def _copy_with(node: Expression, **changes) -> Expression:
+E = TypeVar("E", bound="Expression")
+
+
+def _copy_with(node: E, **changes: Any) -> E:
     """A new node (a new identity) like `node`, with some fields changed."""
     new = copy.copy(node)
     for name, value in changes.items():
@@ -111,6 +115,13 @@ class SOp(Expression):
             "an s-op has no truth value: `==` and `<` on s-ops build new s-ops; "
             "tell nodes apart with `is`, or keep them in a set or dict"
         )
+
+    def __neg__(self) -> SOp:
+        return Map(Fn(operator.neg, "-x"), self)
+
+    def __invert__(self) -> SOp:
+        """`~` is logical not, as in tracr."""
+        return Map(Fn(operator.not_, "not x"), self)
 
 
 @dataclass(eq=False, repr=False)
@@ -295,8 +306,6 @@ for _name, (_symbol, _op) in _BINARY.items():
     setattr(SOp, f"__{_name}__", _operator(_symbol, _op))
     if _name in _REFLECTED:
         setattr(SOp, f"__r{_name}__", _operator(_symbol, _op, reflected=True))
-SOp.__neg__ = lambda self: Map(Fn(operator.neg, "-x"), self)
-SOp.__invert__ = lambda self: Map(Fn(operator.not_, "not x"), self)  # `~` is logical not, as in tracr
 
 
 # ---------------------------------------------------------------------------------------------
