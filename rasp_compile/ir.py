@@ -27,7 +27,8 @@ import copy
 import operator
 import re
 from dataclasses import dataclass, field
-from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -83,7 +84,10 @@ class Expression:
         return f"<{type(self).__name__} {text + ' ' if text else ''}at {id(self):#x}>"
 
 
-def _copy_with(node: Expression, **changes) -> Expression:
+E = TypeVar("E", bound="Expression")
+
+
+def _copy_with(node: E, **changes: Any) -> E:
     """A new node (a new identity) like `node`, with some fields changed."""
     new = copy.copy(node)
     for name, value in changes.items():
@@ -111,6 +115,13 @@ class SOp(Expression):
             "an s-op has no truth value: `==` and `<` on s-ops build new s-ops; "
             "tell nodes apart with `is`, or keep them in a set or dict"
         )
+
+    def __neg__(self) -> SOp:
+        return Map(Fn(operator.neg, "-x"), self)
+
+    def __invert__(self) -> SOp:
+        """`~` is logical not, as in tracr."""
+        return Map(Fn(operator.not_, "not x"), self)
 
 
 @dataclass(eq=False, repr=False)
@@ -223,7 +234,7 @@ class Select(Selector):
             return compare(self.predicate, key, query)
         return bool(self.predicate(key, query))
 
-    def table(self, keys, queries):
+    def table(self, keys: Sequence[Value], queries: Sequence[Value]) -> np.ndarray:
         """[len(keys), len(queries)] booleans: `holds` on every pair of (non-none) values, on
         arrays where that gives the same answers (element_fn.predicate_table), else pair by pair."""
         held = predicate_table(self.predicate, keys, queries)
@@ -295,8 +306,6 @@ for _name, (_symbol, _op) in _BINARY.items():
     setattr(SOp, f"__{_name}__", _operator(_symbol, _op))
     if _name in _REFLECTED:
         setattr(SOp, f"__r{_name}__", _operator(_symbol, _op, reflected=True))
-SOp.__neg__ = lambda self: Map(Fn(operator.neg, "-x"), self)
-SOp.__invert__ = lambda self: Map(Fn(operator.not_, "not x"), self)  # `~` is logical not, as in tracr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from rich.table import Table
 
+from .. import ir
 from ..runtime.prediction import input_vocab
 from ..runtime.model import Model
 from ..safe_text import markup_safe
@@ -77,15 +78,15 @@ def measure(model: Model, reference: Reference, samples: int, seed: int, progres
     return {"mode": mode, "seed": seed if mode == "sampled" else None, "lengths": rows,
             "total": _with_percent(totals), "disagreements": [case for _, case in tally.disagreements],
             "n_disagreeing_inputs": tally.n_disagreeing, "program_errors": [case for _, case in tally.errors],
-            "recompiles_to_other_weights": _recompiled_differs(reference, progress)}
+            "recompiles_to_other_weights": _recompiled_differs(reference, program, progress)}
 
 
-def _recompiled_differs(reference: Reference, progress: bool) -> bool:
+def _recompiled_differs(reference: Reference, program: ir.Program, progress: bool) -> bool:
     """recompiled_differs for a weights file (a model just compiled from its program is its program's)."""
     if reference.compiled is not None:
         return False
     with status("compiling meta.source again, to compare", progress):
-        return recompiled_differs(reference.model, reference.program())
+        return recompiled_differs(reference.model, program)
 
 
 def _with_percent(row: dict) -> dict:

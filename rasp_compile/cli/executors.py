@@ -71,7 +71,9 @@ def loaded(carried: Payload) -> Subject:
             with open(path, "wb") as f:
                 f.write(carried.data)
             model = load(path)
-        _loaded.subject = Subject(model, reference_program(model, carried.name))
+        program = reference_program(model, carried.name)
+        assert program is not None  # the sender's model has its meta.source (accuracy.py checked)
+        _loaded.subject = Subject(model, program)
         _loaded.digest = carried.digest
     return _loaded.subject
 

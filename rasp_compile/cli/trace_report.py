@@ -16,6 +16,7 @@ BOS position and the `bos` dimension are hidden.
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import numpy as np
 from rich.cells import cell_len
@@ -42,7 +43,7 @@ def measure(model: Model, tokens: list) -> dict:
     check_one_pass(model, tokens, "--trace")
     t = Trace(model, tokens)
     writes = t.writes()
-    stages = []
+    stages: list[dict[str, Any]] = []
     for i, stage in enumerate(t.stages):
         x = stage.x[t.first:]
         stages.append({"stage": stage.name, "written": [name for name, at in writes.items() if i in at],

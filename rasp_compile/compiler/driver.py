@@ -27,10 +27,11 @@ name always runs.
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from collections.abc import Callable, Iterable
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import ir
 from ..errors import ArgumentError, RaspError, placed_at, recursion_refused
@@ -65,7 +66,7 @@ class Step(NamedTuple):
     needing the optimisations in `needs`."""
 
     name: str | None
-    run: Callable
+    run: Callable[..., Any]  # Graph -> Graph in GRAPH_PASSES, Model -> Model in MODEL_PASSES
     needs: tuple[str, ...] = ()
 
     @property
@@ -162,7 +163,7 @@ each s-op is compiled by its plain construction, one-hot and one sub-layer each.
 def compile_program(
     program: ir.Program,
     max_len: int | None = None,
-    dtype=np.float32,
+    dtype: DTypeLike = np.float32,
     disabled: Iterable[str] = (),
     value_sets: ValueSets | None = None,
 ) -> Model:
@@ -186,7 +187,7 @@ def compile_program(
     return model
 
 
-def _model(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype, advise: bool) -> Model:
+def _model(program: ir.Program, value_sets: ValueSets, enabled: frozenset[str], dtype: DTypeLike, advise: bool) -> Model:
     """compile_program's steps after the value inference; `advise`: a precision refusal names a
     smaller max_len that compiles (found by compiling there without advice, _compiles_at)."""
     check_vocab_budget(program, value_sets)
@@ -209,7 +210,7 @@ def _model(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype
     })
 
 
-def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset,
+def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset[str],
                 watch: Callable[[str, Graph], None] = lambda step, graph: None) -> Graph:
     """The lowered graph after every graph pass of `enabled` (keys of OPTIMIZATIONS); `watch` is
     shown the graph after each step ("lower", then each graph pass's label) that runs."""
@@ -221,18 +222,20 @@ def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset,
     return graph
 
 
-def lowering_options(enabled: frozenset) -> LoweringOptions:
+def lowering_options(enabled: frozenset[str]) -> LoweringOptions:
     """The lowering's rewrites and options under `enabled`: those of the names enabled."""
     rewrites = tuple(rewrite for rewrite in LOWERING_REWRITES if rewrite.name in enabled)
     return LoweringOptions(rewrites, **{field: name in enabled for name, field in LOWERING_OPTIONS.items()})
 
 
-def active_steps(steps: tuple[Step, ...], enabled: frozenset) -> list[Step]:
+def active_steps(steps: tuple[Step, ...], enabled: frozenset[str]) -> list[Step]:
     """The steps that run: those with no name, or whose name and needs are all enabled."""
     return [s for s in steps if s.name is None or ({s.name, *s.needs} <= enabled)]
 
 
-def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset, dtype, compiles) -> tuple:
+def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset[str], dtype: DTypeLike,
+                         compiles: Callable[[int], bool] | None,
+                         ) -> tuple[Graph, Layout, list[dict[str, Any]], ImpreciseAnswer | None]:
     """The graph, its layout and its read-outs' margins, checked for size (after whole_answer),
     then precision. `compiles(max_len)`: whether the program compiles there (precision's advice)."""
     graph = build_graph(program, value_sets, enabled)
@@ -243,7 +246,8 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
     return graph, layout, margins, unproven
 
 
-def whole_answer(graph: Graph, layout: Layout, value_sets: ValueSets, enabled: frozenset) -> tuple:
+def whole_answer(graph: Graph, layout: Layout, value_sets: ValueSets, enabled: frozenset[str],
+                 ) -> tuple[Graph, Layout, frozenset[str]]:
     """(graph, layout, enabled) as they are, or, when split-keys split the answer and the model
     would pass MAX_PARAMETERS, lowered again without split-keys: every split head counts a one-hot
     of the answer until prune drops it, so the whole answer, one layer deeper, may fit where the
@@ -256,7 +260,8 @@ def whole_answer(graph: Graph, layout: Layout, value_sets: ValueSets, enabled: f
 
 
 def _answer_on_every_input(model: Model, program: ir.Program, graph: Graph, unproven: ImpreciseAnswer,
-                           margins: list[dict], dtype, compiles) -> list[dict]:
+                           margins: list[dict[str, Any]], dtype: DTypeLike, compiles: Callable[[int], bool] | None,
+                           ) -> list[dict[str, Any]]:
     """meta.margins with the answer the analysis could not prove measured on every input instead
     (every_input.py); its refusal, with advice, where an input's answer strays too far."""
     try:
@@ -266,7 +271,7 @@ def _answer_on_every_input(model: Model, program: ir.Program, graph: Graph, unpr
     return [answer, *margins]
 
 
-def _compiles_at(program: ir.Program, max_len: int, enabled: frozenset, dtype) -> bool:
+def _compiles_at(program: ir.Program, max_len: int, enabled: frozenset[str], dtype: DTypeLike) -> bool:
     """Whether the program compiles at another max_len, every check included (the every-input
     check too): what precision.py's advice of a smaller max_len must be."""
     smaller = dataclasses.replace(program, max_len=max_len)

@@ -34,20 +34,23 @@ heads of layer i, in assemble's order).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import ir
 from .naming import expression_text
 from .ops import Attend, Graph, HeadKind
-from .variables import CONSTANT
+from .variables import CONSTANT, Var
 from .schedule import Block
 
 MAX_LISTED_VALUES = 1000
 """A numerical variable's values are listed in meta (so a report snaps a decoded number to the
 value it stands for) up to this many; a longer list would only grow the file."""
 
-KIND_NAMES = {ir.Aggregate: "aggregate", ir.SelectorWidth: "selector_width", ir.Length: "length"}
+HEAD_NODES = (ir.Aggregate, ir.SelectorWidth, ir.Length)
+"""The kinds of node a head computes."""
 
 
-def describe_model(graph: Graph, blocks: list[Block], conflicts: dict) -> dict:
+def describe_model(graph: Graph, blocks: list[Block], conflicts: dict[ir.Aggregate, str]) -> dict[str, Any]:
     """{"heads": [[head description, ...] per layer], "sops": {label: description}}; `conflicts`:
     each categorical aggregate -> "impossible" / "possible" (single_valued.conflicts_possible)."""
     attends = [op for op in graph.ops if isinstance(op, Attend)]
@@ -58,7 +61,7 @@ def describe_model(graph: Graph, blocks: list[Block], conflicts: dict) -> dict:
             node = sources.get(op)
             if isinstance(node, ir.Aggregate) and node in conflicts:
                 head["conflicts"] = conflicts[node]
-    parts: dict = {}
+    parts: dict[str, list[dict[str, Any]]] = {}  # an s-op -> the heads of its split answer
     for layer in heads:
         for head in layer:
             if head.get("part") is not None:
@@ -72,9 +75,9 @@ def describe_model(graph: Graph, blocks: list[Block], conflicts: dict) -> dict:
     return {"heads": heads, "sops": sops}
 
 
-def _sources(attends: list[Attend], program: ir.Program) -> dict:
+def _sources(attends: list[Attend], program: ir.Program) -> dict[Attend, ir.Aggregate | ir.SelectorWidth | ir.Length]:
     """Each Attend op -> the aggregate / selector_width / length node it computes, when found."""
-    candidates = [node for node in program.nodes() if type(node) in KIND_NAMES]
+    candidates = [node for node in program.nodes() if isinstance(node, HEAD_NODES)]
     written = {id(node.selector) for node in candidates if not isinstance(node, ir.Length)}
     taken: set[int] = set()
     found = {}
@@ -102,7 +105,7 @@ def _computes(op: Attend, node: ir.Node, made: bool, program: ir.Program) -> boo
     return isinstance(node, ir.Aggregate) and node.selector is op.selector
 
 
-def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict:
+def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict[str, Any]:
     head = {
         "kind": op.kind.value,
         "writes": op.out.label,
@@ -114,8 +117,11 @@ def _head(op: Attend, node: ir.Node | None, program: ir.Program) -> dict:
     if node is None:
         return {**head, "sop": op.out.label, "line": None, "col": None, "select": None, "selects": []}
     # an aggregate's or a width's own selector; length's select-all and the mean index: the one scored
-    own = isinstance(node, ir.Aggregate) or (op.kind is HeadKind.WIDTH and isinstance(node, ir.SelectorWidth))
-    selector = node.selector if own else op.selector
+    if isinstance(node, ir.Aggregate) or (op.kind is HeadKind.WIDTH and isinstance(node, ir.SelectorWidth)):
+        selector = node.selector
+    else:
+        assert op.selector is not None  # every head the lowering makes scores a selector
+        selector = op.selector
     return {
         **head,
         "sop": program.output_name if node is program.output else _name(node),
@@ -149,6 +155,7 @@ def _selector_text(selector: ir.Selector, top: bool = False) -> str:
         return f"select({_name(selector.keys)}, {_name(selector.queries)}, {_predicate(selector)})"
     if isinstance(selector, ir.SelectNot):
         return f"not {_selector_text(selector.inner)}"
+    assert isinstance(selector, ir.SelectAnd | ir.SelectOr)  # the selectors left
     word = "and" if isinstance(selector, ir.SelectAnd) else "or"
     text = f"{_selector_text(selector.first)} {word} {_selector_text(selector.second)}"
     return text if top else f"({text})"
@@ -158,10 +165,13 @@ def _selects(selector: ir.Selector) -> list[ir.Select]:
     """The selects a selector combines (not those inside the s-ops they compare), left to right."""
     if isinstance(selector, ir.Select):
         return [selector]
-    return [s for part in selector.children() for s in _selects(part)]
+    if isinstance(selector, ir.SelectNot):
+        return _selects(selector.inner)
+    assert isinstance(selector, ir.SelectAnd | ir.SelectOr)  # the selectors left
+    return _selects(selector.first) + _selects(selector.second)
 
 
-def _select(select: ir.Select) -> dict:
+def _select(select: ir.Select) -> dict[str, Any]:
     return {
         "name": select.label,
         "keys": _name(select.keys),
@@ -172,9 +182,9 @@ def _select(select: ir.Select) -> dict:
     }
 
 
-def _variable(var) -> dict:
+def _variable(var: Var) -> dict[str, Any]:
     """How a residual variable is laid out, and the values it holds (JSON: tuples as lists)."""
-    described = {"encoding": var.encoding, "may_be_none": bool(var.may_be_none)}
+    described: dict[str, Any] = {"encoding": var.encoding, "may_be_none": bool(var.may_be_none)}
     if var.encoding == ir.CATEGORICAL:
         described["values"] = [_json(v) for v in var.values]
         described["labels"] = list(var.dim_labels)
@@ -183,7 +193,7 @@ def _variable(var) -> dict:
     return described
 
 
-def _json(value):
+def _json(value: Any) -> Any:
     """A value as JSON holds it: a tuple (a joint variable's) as a list, numbers and strings as they are."""
     if isinstance(value, tuple):
         return [_json(v) for v in value]

@@ -18,7 +18,8 @@ import dataclasses
 import enum
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Callable
+from typing import Any, TypeVar
+from collections.abc import Callable, Container, Iterable
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class Embed:
 
     out: Var
     source: EmbedSource
-    fn: Callable = ir.identity
+    fn: Callable[[Any], Any] = ir.identity
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,9 +54,9 @@ class TableMLP:
 
     out: Var
     inputs: tuple[Var, ...]
-    fn: Callable
+    fn: Callable[..., Any]  # a value of each input -> the output's value
     covers_none: bool = False
-    possible: frozenset | None = None  # the combinations that can occur, when fewer than all
+    possible: frozenset[tuple[Any, ...]] | None = None  # the combinations that can occur, when fewer than all
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +66,7 @@ class NumericMLP:
 
     out: Var
     input: Var
-    fn: Callable
+    fn: Callable[[Any], Any]
     interpolated: bool = False
 
 
@@ -80,17 +81,17 @@ class GatedMap:
     out: Var
     input: Var
     gate: Var
-    fn: Callable  # (number, gate value) -> value
-    affine: dict | None = None  # gate value -> (a, b)
-    interpolated: frozenset = frozenset()  # gate values whose piece is numeric_mlp.interpolation_mlp
+    fn: Callable[[Any, Any], Any]  # (number, gate value) -> value
+    affine: dict[Any, tuple[float, float]] | None = None  # gate value -> (a, b)
+    interpolated: frozenset[Any] = frozenset()  # gate values whose piece is numeric_mlp.interpolation_mlp
 
     @cached_property
-    def answers(self) -> dict:
+    def answers(self) -> dict[Any, tuple[Any, ...]]:
         """gate value -> fn at each of the input's values, in order (computed once: the input
         may have thousands of values and the gate dozens)."""
         return {g: tuple(self.fn(p, g) for p in self.input.values) for g in self.gate.values}
 
-    def piece(self, g) -> NumericMLP:
+    def piece(self, g: Any) -> NumericMLP:
         """f(., g) as a map of the number alone."""
         at = dict(zip(self.input.values, self.answers[g]))
         return NumericMLP(self.out, self.input, at.__getitem__, g in self.interpolated)
@@ -107,8 +108,8 @@ class Linear:
     Inputs are never themselves Linear (lowering/linear.py substitutes them)."""
 
     out: Var
-    weights: dict  # (Var, value | None) -> {output dimension label: coefficient}
-    bias: dict  # output dimension label -> constant
+    weights: dict[tuple[Var, Any], dict[str, float]]  # (Var, value | None) -> {output dimension label: coefficient}
+    bias: dict[str, float]  # output dimension label -> constant
 
     @property
     def inputs(self) -> tuple[Var, ...]:
@@ -132,7 +133,7 @@ class Attend:
     score: Score  # the selector's score, factored into head dimensions (lowering/scores.py)
     kind: HeadKind
     value: Var | None = None
-    default: object = None
+    default: Any = None  # the value where nothing is selected, like the values of `out` (None: none)
     selector: ir.Selector | None = None
     window: float = STEP_WINDOW  # how far, as a share of the gap between its values, a reader lets `out` stray
     amplification: float = 1.0  # how much readers magnify its leak (passes/amplification.py)
@@ -162,7 +163,7 @@ class Readout:
     coordinates of x * weights."""
 
     inputs: tuple[Var, ...]
-    classes: list | None  # the output value of each logit column (None for none); None: numerical
+    classes: list[Any] | None  # the output value of each logit column (None for none); None: numerical
     weights: np.ndarray  # [sum of the inputs' value counts, n_classes], inputs' dims in order
     bias: np.ndarray  # [n_classes]
 
@@ -189,14 +190,17 @@ class Graph:
     program: ir.Program
     readout: Readout  # how unembed reads the answer
     split: bool = False  # whether the answer's aggregate is split into heads (passes/split_keys.py)
-    labels: frozenset = field(default=frozenset())  # every label lowering gave out (fresh ones avoid them)
+    labels: frozenset[str] = field(default=frozenset())  # every label lowering gave out (fresh ones avoid them)
 
     def writers(self) -> dict[Var, Op]:
         """Every variable -> the op writing it."""
         return {op.out: op for op in self.ops}
 
 
-def replaced(op: Op, **changes) -> Op:
+OpT = TypeVar("OpT", bound=Op)
+
+
+def replaced(op: OpT, **changes: Any) -> OpT:
     """`dataclasses.replace(op, **changes)`, keeping what the op computed once (a GatedMap's
     answers) when what it was computed from stays."""
     new = dataclasses.replace(op, **changes)
@@ -205,7 +209,7 @@ def replaced(op: Op, **changes) -> Op:
     return new
 
 
-def readers_of(ops) -> dict[Var, list[Op]]:
+def readers_of(ops: Iterable[Op]) -> dict[Var, list[Op]]:
     """Every variable read by `ops` -> the ops that read it, in graph order."""
     readers: dict[Var, list[Op]] = {}
     for op in ops:
@@ -214,7 +218,7 @@ def readers_of(ops) -> dict[Var, list[Op]]:
     return readers
 
 
-def fresh_label(wanted: str, taken) -> str:
+def fresh_label(wanted: str, taken: Container[str]) -> str:
     """`wanted`, or `wanted_2`, `wanted_3`, ... : the first not in `taken`."""
     label, k = wanted, 2
     while label in taken:

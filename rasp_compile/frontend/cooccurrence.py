@@ -11,13 +11,14 @@ sets"). `balance * length` then takes the whole numbers -n..n, not every mean ti
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import TypeGuard
 from collections.abc import Callable
 
 from .. import ir
 from .means import means_by_count
 
 
-def counted_by_position(node: ir.SOp, program: ir.Program, nullable: set) -> bool:
+def counted_by_position(node: ir.SOp, program: ir.Program, nullable: set[ir.SOp]) -> TypeGuard[ir.Aggregate]:
     """Whether `node` is a numerical mean that averages exactly i + 1 keys at position i."""
     if not (program.causal and isinstance(node, ir.Aggregate) and node.encoding == ir.NUMERICAL):
         return False

@@ -74,11 +74,13 @@ def _convert(node, converted: dict, tracr_rasp) -> ir.Expression:
     if isinstance(node, tracr_rasp.ConstantSOp):
         return ours.ConstantSOp(node.value)
     if isinstance(node, tracr_rasp.Select):
-        return ir.Select(*children, _predicate(node.predicate, tracr_rasp))
+        keys, queries = children
+        return ir.Select(keys, queries, _predicate(node.predicate, tracr_rasp))
     if isinstance(node, tracr_rasp.ConstantSelector):
         return ours.ConstantSelector(node.value)
     if isinstance(node, tracr_rasp.Aggregate):
-        return ir.Aggregate(*children, default=node.default)
+        selector, sop = children
+        return ir.Aggregate(selector, sop, default=node.default)
     simple = {tracr_rasp.SelectorWidth: ir.SelectorWidth, tracr_rasp.SelectorAnd: ir.SelectAnd,
               tracr_rasp.SelectorOr: ir.SelectOr, tracr_rasp.SelectorNot: ir.SelectNot}
     for kind, ours_kind in simple.items():
@@ -115,6 +117,6 @@ def _labelled(new: ir.Expression, node, tracr_rasp) -> ir.Expression:
         return new
     if node.name != tracr_rasp.default_name(node):
         new.label = node.name
-    if isinstance(node, tracr_rasp.SOp) and tracr_rasp.is_numerical(node):
+    if isinstance(node, tracr_rasp.SOp) and isinstance(new, ir.SOp) and tracr_rasp.is_numerical(node):
         new.encoding = ir.NUMERICAL
     return new

@@ -14,6 +14,7 @@ from __future__ import annotations
 from itertools import product
 from numbers import Number
 from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -148,13 +149,13 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set
     # the same in every run.
     groups = twins[node]
     if isinstance(node, ir.Map):
-        rows = [(x,) for x in _ordered(sets[node.inner])]
+        rows: list[tuple[Any, ...]] = [(x,) for x in _ordered(sets[node.inner])]
         return _distinct_values(_results(node, rows, [twins[node.inner]]), node, groups)
     if isinstance(node, ir.SequenceMap):
         if node.first is node.second:  # one s-op twice: only equal values meet (a twin meets itself)
             rows = [(x, x) for x in _ordered(sets[node.first])]
             return _distinct_values(_results(node, rows, [twins[node.first]] * 2, diagonal=True), node, groups)
-        pairs = meeting_pairs(node, sets, program, nullable)  # a running mean and the length: fewer pairs
+        pairs: Iterable[tuple[Any, ...]] | None = meeting_pairs(node, sets, program, nullable)  # a running mean and the length: fewer pairs
         if pairs is None:
             _check_combinations(node, sets[node.first], sets[node.second])
             pairs = product(_ordered(sets[node.first]), _ordered(sets[node.second]))

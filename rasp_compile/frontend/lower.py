@@ -13,6 +13,7 @@ scope.py names and kinds. Scoping rules (docs/language.md, "Statements"):
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
 from . import syntax_tree, defs
 from .. import ir
@@ -61,18 +62,23 @@ def check_module(module: syntax_tree.Module, source: str, filename: str = "<prog
     )
 
 
-def _declare(stmt: syntax_tree.Statement, declarations: dict) -> None:
+def _declare(stmt: syntax_tree.Statement, declarations: dict[type, syntax_tree.Statement]) -> None:
     first = declarations.get(type(stmt))
     if first is not None:
         raise RaspNameError(f"'{_KEYWORDS[type(stmt)]}' is declared twice (first at line {first.loc.line})", stmt.loc)
     declarations[type(stmt)] = stmt
 
 
-def _required(cls: type, declarations: dict) -> syntax_tree.Statement:
+D = TypeVar("D", syntax_tree.Vocab, syntax_tree.MaxLen, syntax_tree.Output)
+
+
+def _required(cls: type[D], declarations: dict[type, syntax_tree.Statement]) -> D:
     if cls not in declarations:
         # At line 1, column 1: where declarations conventionally stand.
         raise RaspNameError(f"missing '{_KEYWORDS[cls]}' declaration (e.g. {_EXAMPLES[cls]})", Loc(1, 1))
-    return declarations[cls]
+    declared = declarations[cls]
+    assert isinstance(declared, cls)  # each declaration is filed under its own type (_declare)
+    return declared
 
 
 _KEYWORDS = {

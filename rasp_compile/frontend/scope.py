@@ -48,7 +48,7 @@ class Scope:
     parent: Scope | None = None
 
     def find(self, name: str) -> Binding | None:
-        scope = self
+        scope: Scope | None = self
         while scope is not None:
             if name in scope.names:
                 return scope.names[name]

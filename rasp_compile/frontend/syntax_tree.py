@@ -15,8 +15,9 @@ from ..errors import Loc
 Scalar = str | int | float | bool
 
 
+@dataclass
 class Node:
-    """The base of every AST class (marks what `children` descends into)."""
+    """The base of every AST class (marks what `children` descends into; a dataclass, as they all are)."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ where the program gives the other).
 from __future__ import annotations
 
 from itertools import product
+from typing import Any
+from collections.abc import Iterable
 
 from .. import ir
 from ..element_fn import same_value
@@ -50,6 +52,7 @@ def calls_with_twins(fn: ir.Fn, node: ir.SOp, argument_tuples, argument_groups: 
     for args in argument_tuples:
         result = call_checked(fn, args, node)
         yield result
+        combinations: Iterable[tuple[Any, ...]]
         if diagonal:
             combinations = ((member,) * len(args) for member in members(argument_groups[0], args[0]))
         else:

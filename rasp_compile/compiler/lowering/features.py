@@ -5,22 +5,25 @@ variables of several categorical ones (one table MLP)."""
 from __future__ import annotations
 
 from itertools import product
+from typing import Any
 from collections.abc import Callable
 
 from ... import ir
-from ..ops import TableMLP
+from ..ops import Linear, TableMLP
 from ..variables import Var
 from .linear import linear_form
 from .state import LoweringState
 
 
-def linear_feature(state: LoweringState, label: str, var: Var, fn: Callable) -> Var:
+def linear_feature(state: LoweringState, label: str, var: Var, fn: Callable[[Any], Any]) -> Var:
     """A numerical variable sum_v fn(v) x[var = v], written by var's own writer."""
     table = tuple(fn(v) for v in var.values)
 
-    def make():
+    def make() -> Linear:
         out = state.new_var(label, ir.NUMERICAL, table)
-        return linear_form(out, fn, (var,), state.writer.get)
+        form = linear_form(out, fn, (var,), state.writer.get)
+        assert form is not None  # `var` is one-hot (a selector term's side): every function of it is linear
+        return form
 
     return state.cached("linear feature", (var, table), make)
 

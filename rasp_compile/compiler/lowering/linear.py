@@ -17,6 +17,7 @@ through a none input, so a sequence_map over an input that may be none is never 
 from __future__ import annotations
 
 from itertools import product
+from typing import Any
 from collections.abc import Callable
 
 from ... import ir
@@ -25,7 +26,9 @@ from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, coordinate
 
 
-Vector = dict  # output dimension label -> coefficient
+Vector = dict[str, float]  # output dimension label -> coefficient
+Parts = list[dict[Any, Vector]]  # per input: its value -> its part of the output (`_part`)
+Fn = Callable[..., Any]  # the s-op's function: a value of each input -> the output's value
 
 
 def _add(into: Vector, vector: Vector, scale: float = 1.0) -> None:
@@ -43,8 +46,8 @@ def _close(a: Vector, b: Vector) -> bool:
     return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) <= LINEAR_TOLERANCE * max(1.0, abs(a.get(k, 0.0))) for k in a.keys() | b.keys())
 
 
-def linear_form(out: Var, fn: Callable, inputs: tuple[Var, ...], writer_of: Callable[[Var], Op],
-                possible: list[tuple] | None = None) -> Linear | None:
+def linear_form(out: Var, fn: Fn, inputs: tuple[Var, ...], writer_of: Callable[[Var], Op | None],
+                possible: list[tuple[Any, ...]] | None = None) -> Linear | None:
     """`out = fn(*inputs)` as a Linear op over non-Linear variables, or None if it is not linear
     on every combination of the inputs' values (on those of `possible` only, when given: the
     combinations that can occur)."""
@@ -54,10 +57,11 @@ def linear_form(out: Var, fn: Callable, inputs: tuple[Var, ...], writer_of: Call
         return None  # values that do not behave as numbers: not linear
 
 
-def _linear_form(out, fn, inputs, writer_of, possible) -> Linear | None:
+def _linear_form(out: Var, fn: Fn, inputs: tuple[Var, ...], writer_of: Callable[[Var], Op | None],
+                 possible: list[tuple[Any, ...]] | None) -> Linear | None:
     if len(inputs) == 1 and inputs[0].encoding == ir.CATEGORICAL:
-        weights = {(inputs[0], v): out.encode(fn(v)) for v in inputs[0].values}
-        return substituted(Linear(out, weights, {}), writer_of)
+        one_hot = {(inputs[0], v): out.encode(fn(v)) for v in inputs[0].values}
+        return substituted(Linear(out, one_hot, {}), writer_of)
     if len(inputs) > 1 and any(x.may_be_none for x in inputs):
         return None
     base = tuple(x.values[0] for x in inputs)
@@ -70,7 +74,8 @@ def _linear_form(out, fn, inputs, writer_of, possible) -> Linear | None:
     parts = _separated(out, fn, inputs, base, base_vector, tuple(x.values for x in inputs), possible)
     if parts is None:
         return None
-    weights, bias = {}, dict(base_vector)
+    weights: dict[tuple[Var, Any], Vector] = {}
+    bias = dict(base_vector)
     for x, part in zip(inputs, parts):
         if x.encoding == ir.CATEGORICAL:
             for v in x.values:  # `+=`: both inputs may be one variable (x + x)
@@ -84,7 +89,8 @@ def _linear_form(out, fn, inputs, writer_of, possible) -> Linear | None:
     return substituted(Linear(out, weights, bias), writer_of)
 
 
-def _separated(out, fn, inputs, base, base_vector, domains, possible=None) -> list | None:
+def _separated(out: Var, fn: Fn, inputs: tuple[Var, ...], base: tuple[Any, ...], base_vector: Vector,
+               domains: tuple[tuple[Any, ...], ...], possible: list[tuple[Any, ...]] | None = None) -> Parts | None:
     """The parts of each input (`_part`, over its values in `domains`) when enc f is their sum
     on every combination of `domains` (of `possible`, when given); else None."""
     parts = [_part(out, fn, inputs, base, base_vector, i, domains[i]) for i in range(len(inputs))]
@@ -97,16 +103,17 @@ def _separated(out, fn, inputs, base, base_vector, domains, possible=None) -> li
     return parts
 
 
-def _part(out, fn, inputs, base, base_vector, i, values) -> dict:
+def _part(out: Var, fn: Fn, inputs: tuple[Var, ...], base: tuple[Any, ...], base_vector: Vector, i: int,
+          values: tuple[Any, ...]) -> dict[Any, Vector]:
     """value of input i (among `values`) -> enc f(base with input i set to value) - enc f(base)."""
-    part = {}
+    part: dict[Any, Vector] = {}
     for value in values:
         args = base[:i] + (value,) + base[i + 1 :]
         part[value] = _difference(out.encode(fn(*args)), base_vector)
     return part
 
 
-def _slope(x: Var, part: dict, values) -> Vector | None:
+def _slope(x: Var, part: dict[Any, Vector], values: tuple[Any, ...]) -> Vector | None:
     """D with part[v] == (v - v0) D for every v of `values` (some of a numerical input's values,
     its first and last among them), else None."""
     if len(x.values) == 1:
@@ -119,9 +126,10 @@ def _slope(x: Var, part: dict, values) -> Vector | None:
     return slope
 
 
-def substituted(op: Linear, writer_of: Callable[[Var], Op]) -> Linear:
+def substituted(op: Linear, writer_of: Callable[[Var], Op | None]) -> Linear:
     """The same op with every Linear input replaced by that input's own linear form."""
-    weights, bias = {}, dict(op.bias)
+    weights: dict[tuple[Var, Any], Vector] = {}
+    bias = dict(op.bias)
     for (var, value), vector in op.weights.items():
         inner = writer_of(var)
         if not isinstance(inner, Linear):

@@ -23,6 +23,7 @@ later (passes/dead_ops.py).
 
 from __future__ import annotations
 
+from typing import Any
 from collections.abc import Callable
 
 from ... import ir
@@ -86,7 +87,7 @@ def _op_for(state: LoweringState, node: ir.SOp, out: Var) -> Op:
     raise TypeError(f"no compilation rule for {type(node).__name__}")
 
 
-def _map_op(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Op:
+def _map_op(state: LoweringState, out: Var, fn: Callable[[Any], Any], inner: Var) -> Op:
     op = state.rewritten(MapSite(out, fn, inner))
     if op is not None:
         return op
@@ -95,7 +96,7 @@ def _map_op(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Op:
     return NumericMLP(out, inner, fn)
 
 
-def _sequence_map_op(state: LoweringState, out: Var, fn: Callable, first: Var, second: Var, where: ir.SOp) -> Op:
+def _sequence_map_op(state: LoweringState, out: Var, fn: Callable[[Any, Any], Any], first: Var, second: Var, where: ir.SOp) -> Op:
     if first is second:  # one variable twice (`x * x`): a map of it
         return _map_op(state, out, lambda v: fn(v, v), first)
     op = state.rewritten(SequenceMapSite(out, fn, first, second))

@@ -13,6 +13,8 @@ calls and gigabytes before).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import ir
 from ...errors import RaspValueError
 from ...frontend.cooccurrence import meeting_means
@@ -22,7 +24,7 @@ from ..variables import Var
 from .state import LoweringState
 
 
-def meeting(state: LoweringState, x: Var, gate: Var) -> dict | None:
+def meeting(state: LoweringState, x: Var, gate: Var) -> dict[Any, Any] | None:
     """{gate value: the values of x that meet it} when x is a running mean and the gate the
     length or index that counts it (frontend/cooccurrence.py); None when every pair may meet."""
     node_of = {var: node for node, var in state.vars.items()}
@@ -31,7 +33,7 @@ def meeting(state: LoweringState, x: Var, gate: Var) -> dict | None:
     return meeting_means(node_of[x], node_of[gate], state.value_sets, state.program, state.nullable)
 
 
-def meeting_pairs_of(state: LoweringState, first: Var, second: Var) -> list[tuple] | None:
+def meeting_pairs_of(state: LoweringState, first: Var, second: Var) -> list[tuple[Any, Any]] | None:
     """The (first, second) value pairs that can meet at one position when one is a running mean
     and the other its count (`meeting`); None when every pair may meet."""
     met = meeting(state, first, second)

@@ -7,6 +7,7 @@ positions give (possible_pairs).
 
 from __future__ import annotations
 
+from typing import Any
 from collections.abc import Callable
 
 from ... import ir
@@ -15,7 +16,7 @@ from ..variables import Var
 from .state import LoweringState
 
 
-def position_source(state: LoweringState, var: Var) -> tuple[EmbedSource, Callable] | None:
+def position_source(state: LoweringState, var: Var) -> tuple[EmbedSource, Callable[[int], Any]] | None:
     """(source, raw -> value) when `var` is embedded from the position alone: indices, or
     length in a causal program, or maps of them; None otherwise."""
     writer = state.writer.get(var)
@@ -24,7 +25,7 @@ def position_source(state: LoweringState, var: Var) -> tuple[EmbedSource, Callab
     return None
 
 
-def values_by_position(state: LoweringState, var: Var) -> list | None:
+def values_by_position(state: LoweringState, var: Var) -> list[Any] | None:
     """var's value at each position 0..max_len-1, if the position alone decides it."""
     source = position_source(state, var)
     if source is None:
@@ -33,7 +34,7 @@ def values_by_position(state: LoweringState, var: Var) -> list | None:
     return [source[1](p + first) for p in range(state.program.max_len)]
 
 
-def position_feature(state: LoweringState, label: str, source: EmbedSource, fn: Callable) -> Var:
+def position_feature(state: LoweringState, label: str, source: EmbedSource, fn: Callable[[int], Any]) -> Var:
     """A numerical variable the position embedding holds: fn(raw position value)."""
     raw = range(state.program.max_len) if source is EmbedSource.INDICES else range(1, state.program.max_len + 1)
     table = tuple(fn(p) for p in raw)
@@ -45,17 +46,17 @@ def position_feature(state: LoweringState, label: str, source: EmbedSource, fn: 
     return state.cached("position feature", (source, table), make)
 
 
-def possible_pairs(state: LoweringState, first: Var, second: Var) -> frozenset | None:
+def possible_pairs(state: LoweringState, first: Var, second: Var) -> frozenset[tuple[Any, Any]] | None:
     """The (first, second) value pairs that can meet at one position, when the positions
     decide it: two position-only variables meet only as position p gives them, and a
     position-only variable meets the length n only at positions p < n. None: any pair."""
     n = state.program.max_len
-    at = {var: values_by_position(state, var) for var in (first, second)}
-    if at[first] is not None and at[second] is not None:
-        return frozenset(zip(at[first], at[second]))
-    for positioned, other, swap in ((first, second, False), (second, first, True)):
-        if at[positioned] is not None and _is_length(state, other):
-            pairs = {(at[positioned][p], length) for length in range(1, n + 1) for p in range(length)}
+    first_at, second_at = values_by_position(state, first), values_by_position(state, second)
+    if first_at is not None and second_at is not None:
+        return frozenset(zip(first_at, second_at))
+    for at, other, swap in ((first_at, second, False), (second_at, first, True)):
+        if at is not None and _is_length(state, other):
+            pairs = {(at[p], length) for length in range(1, n + 1) for p in range(length)}
             return frozenset((b, a) for a, b in pairs) if swap else frozenset(pairs)
     return None
 

@@ -37,7 +37,7 @@ class MapSite:
     """`out = fn(inner)`: a map, or a sequence_map of one variable twice."""
 
     out: Var
-    fn: Callable
+    fn: Callable[[Any], Any]  # a value of `inner` -> a value of `out`
     inner: Var
 
 
@@ -46,7 +46,7 @@ class SequenceMapSite:
     """`out = fn(first, second)`, two different variables."""
 
     out: Var
-    fn: Callable
+    fn: Callable[[Any, Any], Any]  # (a value of `first`, one of `second`) -> a value of `out`
     first: Var
     second: Var
 
@@ -75,7 +75,7 @@ class ViewSite:
 
     view: Var
     number: Var
-    classify: Callable
+    classify: Callable[[Any], Any]  # a value of `number` -> a value of `view`
 
 
 @dataclass(frozen=True, eq=False)

@@ -31,23 +31,29 @@ widths against the index) needs 20 + 1 dimensions at max_len 20, not 2 x 21. Wit
 from __future__ import annotations
 
 from itertools import combinations
-from collections.abc import Callable
+from typing import Any
+from collections.abc import Callable, Hashable
 
 import numpy as np
 
 from ..selector_terms import Column, Score, SelectorSpec, Term
 from ..limits import MAX_ENUMERATED_BLOCKS
-from ..variables import CONSTANT
+from ..variables import CONSTANT, Var
 
-def score_columns(spec: SelectorSpec, block: Callable | None = None) -> Score:
+Feature = tuple[Var, Any] | None  # a residual coordinate (var, value; value None if numerical), or CONSTANT
+Block = Hashable  # a block of features: the variable's own_block or shared_block
+Entry = tuple[Block, Feature, Block, Feature]  # (row block, row feature, column block, column feature)
+Cover = tuple[list[Block], list[Block]]  # (row blocks, column blocks)
+
+def score_columns(spec: SelectorSpec, block: Callable[[Feature, int], Block] | None = None) -> Score:
     """The factored score of `spec`. `block(feature, term index)` names the block a feature
     belongs to: by default a block per term and variable (own_block); with compact-heads one per
     variable (shared_block), which terms reading the same variable share."""
     block = block or own_block
-    entries: dict = {}  # (row block, row feature, column block, column feature) -> coefficient
+    entries: dict[Entry, float] = {}  # (row block, row feature, column block, column feature) -> coefficient
     listed = [(t, row, column, amount) for t, term in enumerate(spec.terms) for row, column, amount in _term_entries(term)]
     listed.append((0, CONSTANT, CONSTANT, -(len(spec.terms) - 1.0)))
-    blocks: dict = {}  # (feature, term) -> its block, asked once per feature (a table lists max_len^2 entries)
+    blocks: dict[tuple[Feature, int], Block] = {}  # (feature, term) -> its block, asked once per feature (a table lists max_len^2 entries)
     for t, row, column, amount in listed:
         if amount:
             for feature in (row, column):
@@ -61,18 +67,18 @@ def score_columns(spec: SelectorSpec, block: Callable | None = None) -> Score:
     return Score(len(spec.terms), tuple(_columns(entries, rows, columns)), always_selects=sure)
 
 
-def own_block(feature, term: int):
+def own_block(feature: Feature, term: int) -> Block:
     """The block of `feature` in the plain factoring: its variable's (or the constant's), per term."""
     return (term, "1" if feature is CONSTANT else feature[0])
 
 
-def shared_block(feature, term: int):
+def shared_block(feature: Feature, term: int) -> Block:
     """The block of `feature` with compact-heads: its variable's (or the constant's), whatever
     term it is in."""
     return "1" if feature is CONSTANT else feature[0]
 
 
-def _term_entries(term: Term) -> list[tuple]:
+def _term_entries(term: Term) -> list[tuple[Feature, Feature, float]]:
     """(query feature, key feature, coefficient) for one term."""
     if term.by_position is not None:
         p = term.by_position
@@ -116,24 +122,24 @@ def table_matrix(term: Term) -> np.ndarray:
     return a
 
 
-def _cover(entries: dict) -> tuple[list, list]:
+def _cover(entries: dict[Entry, float]) -> Cover:
     """The row blocks and column blocks of the cheapest block cover of the entries' pattern:
     every subset of the side with fewer blocks, completed by the other side's blocks that meet
     an entry it leaves uncovered."""
     edges = {(rb, cb) for rb, _, cb, _ in entries}  # the block pairs that hold an entry
-    sizes = ({}, {})  # row blocks, column blocks -> their features
+    sizes: tuple[dict[Block, set[Feature]], dict[Block, set[Feature]]] = ({}, {})  # row blocks, column blocks -> their features
     for rb, row, cb, column in entries:
         sizes[0].setdefault(rb, set()).add(row)
         sizes[1].setdefault(cb, set()).add(column)
     side = 0 if len(sizes[0]) <= len(sizes[1]) else 1
     blocks, others = list(sizes[side]), list(sizes[1 - side])
 
-    def completed(chosen: tuple) -> tuple[list, list]:
+    def completed(chosen: tuple[Block, ...]) -> Cover:
         uncovered = {edge[1 - side] for edge in edges if edge[side] not in chosen}
         pair = (list(chosen), [b for b in others if b in uncovered])
         return pair if side == 0 else (pair[1], pair[0])
 
-    def cost(cover: tuple[list, list]) -> int:
+    def cost(cover: Cover) -> int:
         return sum(len(sizes[s][b]) for s in (0, 1) for b in cover[s])
 
     if len(blocks) > MAX_ENUMERATED_BLOCKS:
@@ -142,12 +148,12 @@ def _cover(entries: dict) -> tuple[list, list]:
     return min((completed(s) for s in subsets), key=cost)
 
 
-def _columns(entries: dict, rows: list, columns: list) -> list[Column]:
+def _columns(entries: dict[Entry, float], rows: list[Block], columns: list[Block]) -> list[Column]:
     """One column per feature of a chosen row block (query: that feature, key: its row of A),
     then one per feature of a chosen column block (key: that feature, query: what is left)."""
     chosen_rows = set(rows)
-    by_row: dict = {block: {} for block in rows}  # row block -> row feature -> key form
-    by_column: dict = {block: {} for block in columns}  # column block -> column feature -> query form
+    by_row: dict[Block, dict[Feature, dict[Feature, float]]] = {block: {} for block in rows}  # row block -> row feature -> key form
+    by_column: dict[Block, dict[Feature, dict[Feature, float]]] = {block: {} for block in columns}  # column block -> column feature -> query form
     for (rb, r, cb, c), a in entries.items():
         if rb in chosen_rows:
             form = by_row[rb].setdefault(r, {})

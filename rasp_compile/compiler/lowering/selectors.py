@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import product
+from typing import Any
 from collections.abc import Callable
 
 import numpy as np
@@ -87,7 +88,7 @@ def _normalize(selector: ir.Selector, state: LoweringState, split: SplitInputs) 
     raise TypeError(f"no selector rule for {type(selector).__name__}")
 
 
-def _table(keys: Var, queries: Var, key_var: Var, query_var: Var, held: np.ndarray) -> dict:
+def _table(keys: Var, queries: Var, key_var: Var, query_var: Var, held: np.ndarray) -> dict[tuple[Any, Any], bool]:
     """(key value, query value) -> selected, over the views' domains (none never selects); a
     view's value stands for the first of the number's values it classes together."""
     key_row = {k: i for i, k in enumerate(key_var.values)}
@@ -120,7 +121,7 @@ def _merge_terms(terms: tuple[Term, ...]) -> SelectorSpec:
     return SelectorSpec(tuple(merged))
 
 
-def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringState, where: ir.Selector) -> SelectorSpec:
+def _joint_spec(specs: list[SelectorSpec], combine: Callable[[list[bool]], bool], state: LoweringState, where: ir.Selector) -> SelectorSpec:
     """combine([spec.holds ...]) as one table over the joint of every key / query variable
     (check_joint_size first)."""
     key_parts = tuple(dict.fromkeys(t.keys for s in specs for t in s.terms))
@@ -128,7 +129,7 @@ def _joint_spec(specs: list[SelectorSpec], combine: Callable, state: LoweringSta
     check_joint_size(where, key_parts, query_parts)
     joint_keys, joint_queries = joint(state, key_parts), joint(state, query_parts)
 
-    def assignment(parts: tuple, value) -> dict:
+    def assignment(parts: tuple[Var, ...], value: Any) -> dict[Var, Any]:
         return dict(zip(parts, value if len(parts) > 1 else (value,)))
 
     table = {}

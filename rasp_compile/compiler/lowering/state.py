@@ -26,15 +26,15 @@ from .rewrites import LoweringOptions, Site
 class LoweringState:
     program: ir.Program
     value_sets: ValueSets
-    nullable: set  # the s-ops that may be none (infer.nullable_sops)
+    nullable: set[ir.SOp]  # the s-ops that may be none (infer.nullable_sops)
     options: LoweringOptions
     lower_sop: Callable[[LoweringState, ir.SOp], Var]  # lowers one s-op (lower.py)
     ops: list[Op] = field(default_factory=list)
-    vars: dict = field(default_factory=dict)  # ir node -> Var
-    writer: dict = field(default_factory=dict)  # Var -> Op
-    cache: dict = field(default_factory=dict)  # (kind, key) -> Var: views, joints, features made once
-    origin: dict = field(default_factory=dict)  # Var -> the name of the rewrite whose proposal wrote it
-    labels: set = field(default_factory=set)
+    vars: dict[ir.SOp, Var] = field(default_factory=dict)  # ir node -> Var
+    writer: dict[Var, Op] = field(default_factory=dict)  # Var -> Op
+    cache: dict[tuple[str, Any], Var] = field(default_factory=dict)  # (kind, key) -> Var: views, joints, features made once
+    origin: dict[Var, str] = field(default_factory=dict)  # Var -> the name of the rewrite whose proposal wrote it
+    labels: set[str] = field(default_factory=set)
 
     def var_for(self, node: ir.SOp) -> Var:
         """The variable of `node`, lowered (with every s-op it reads) on first demand."""

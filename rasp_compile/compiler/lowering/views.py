@@ -10,6 +10,7 @@ the first of them; a reader computing on that value gets what it would on any ot
 
 from __future__ import annotations
 
+from typing import Any
 from collections.abc import Callable
 
 from ... import ir
@@ -19,7 +20,7 @@ from .rewrites import ViewSite
 from .state import LoweringState
 
 
-def categorical_view(state: LoweringState, var: Var, signature: Callable = ir.identity, whole: bool = False) -> Var:
+def categorical_view(state: LoweringState, var: Var, signature: Callable[[Any], Any] = ir.identity, whole: bool = False) -> Var:
     """`var` itself if categorical; else a categorical copy written by an exact step MLP.
 
     `signature` is what the consumer computes from a value (the row of a sequence_map's table,
@@ -31,7 +32,7 @@ def categorical_view(state: LoweringState, var: Var, signature: Callable = ir.id
         return var
     if whole or not state.options.reader_classes:
         signature = ir.identity
-    first_of: dict = {}
+    first_of: dict[Any, Any] = {}  # a signature -> the first value that has it
     representative = {x: first_of.setdefault(signature(x), x) for x in var.values}
     key = (var, tuple(representative[x] for x in var.values))
     if ("view", key) not in state.cache:

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import dataclasses
 from fractions import Fraction
-from collections.abc import Callable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from ... import ir
 from ...errors import RaspValueError
@@ -46,7 +47,7 @@ from ..lowering.linear import linear_form, substituted
 from ..lowering.rewrites import MapSite, SequenceMapSite
 from ..lowering.state import LoweringState
 from ..ops import Attend, Embed, HeadKind, Linear, NumericMLP, Op, TableMLP, fresh_label, op_inputs
-from ..precision import carried_magnitudes
+from ..error_bounds import carried_magnitudes
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, sorted_values
 
@@ -73,9 +74,11 @@ def affine_sequence_mean(state: LoweringState, site: SequenceMapSite) -> Attend 
     return None
 
 
-def _affine_mean(state: LoweringState, out: Var, fn: Callable, inner: Var) -> Attend | None:
+def _affine_mean(state: LoweringState, out: Var, fn: Callable[[Any], Any], inner: Var) -> Attend | None:
     mean = state.writer.get(inner)
-    if out.encoding != ir.NUMERICAL or not (isinstance(mean, Attend) and mean.kind is HeadKind.NUMERICAL):
+    if out.encoding != ir.NUMERICAL or not (
+        isinstance(mean, Attend) and mean.kind is HeadKind.NUMERICAL and mean.value is not None  # a numerical head's value is set
+    ):
         return None
     line = _line(fn, inner, mean.value)
     if line is None:
@@ -94,7 +97,7 @@ def _affine_mean(state: LoweringState, out: Var, fn: Callable, inner: Var) -> At
     return Attend(out, mean.score, HeadKind.NUMERICAL, mapped.out, _apply(line, mean.default), selector=mean.selector)
 
 
-def _line(fn: Callable, inner: Var, x: Var) -> tuple[Fraction, Fraction] | None:
+def _line(fn: Callable[[Any], Any], inner: Var, x: Var) -> tuple[Fraction, Fraction] | None:
     """(a, b), exact rationals, of the line through fn at two of inner's values: x's least and
     greatest (a mean of one key, where the program's own numbers usually make fn exact), else
     inner's; None when a is 0 or fn gives no finite number. (Whether fn follows the line on
@@ -111,13 +114,13 @@ def _line(fn: Callable, inner: Var, x: Var) -> tuple[Fraction, Fraction] | None:
     return (a, y0 - a * Fraction(p0)) if a != 0 else None
 
 
-def _apply(line: tuple[Fraction, Fraction], value) -> float:
+def _apply(line: tuple[Fraction, Fraction], value: Any) -> float:
     """a * value + b, computed exactly and rounded once."""
     a, b = line
     return float(a * Fraction(value) + b)
 
 
-def _same_values(state: LoweringState, node: ir.Aggregate, line: tuple, out: Var) -> bool:
+def _same_values(state: LoweringState, node: ir.Aggregate, line: tuple[Fraction, Fraction], out: Var) -> bool:
     """Whether the mean of the mapped values takes the map's values, one for one, each within
     LINEAR_TOLERANCE (relative to max(1, |value|)) of its own; values that close on one side
     count as one (the same number reached by two roundings)."""
@@ -131,7 +134,7 @@ def _same_values(state: LoweringState, node: ir.Aggregate, line: tuple, out: Var
     return len(means) == len(wanted) and all(_close(m, v) for m, v in zip(means, wanted))
 
 
-def _distinct(values) -> list[float]:
+def _distinct(values: Iterable[Any]) -> list[float]:
     """`values` sorted, each run of values within LINEAR_TOLERANCE of the run's first as that one."""
     kept: list[float] = []
     for value in sorted(float(v) for v in values):
@@ -144,7 +147,7 @@ def _close(value: float, other: float) -> bool:
     return abs(value - other) <= LINEAR_TOLERANCE * max(1.0, abs(other))
 
 
-def _means(values: frozenset, count: int, node: ir.Aggregate) -> set:
+def _means(values: frozenset[float], count: int, node: ir.Aggregate) -> set[float]:
     """possible_means of `values` over up to `count` keys; empty past the most a mean may take."""
     try:
         return possible_means(values, count, node)
@@ -152,22 +155,21 @@ def _means(values: frozenset, count: int, node: ir.Aggregate) -> set:
         return set()
 
 
-def _mapped_op(state: LoweringState, x: Var, line: tuple, label: str) -> Op:
+def _mapped_op(state: LoweringState, x: Var, line: tuple[Fraction, Fraction], label: str) -> Op:
     """The op writing x' = a x + b into a new variable labelled `label`: x's own embedding,
     table or step MLP with the mapped values, or a Linear op over what x's writer reads."""
     values = sorted_values({_apply(line, v) for v in x.values})
     mapped = Var(label, ir.NUMERICAL, tuple(values), loc=x.loc)
     writer = state.writer[x]
-    fresh = isinstance(writer, Embed | NumericMLP) or (
+    if isinstance(writer, Embed | NumericMLP) or (
         isinstance(writer, TableMLP) and (writer.covers_none or line[1] == 0 or not any(v.may_be_none for v in writer.inputs))
-    )  # a table gives 0 for none, where x' must be b
-    if fresh:
+    ):  # a table gives 0 for none, where x' must be b
         return dataclasses.replace(writer, out=mapped, fn=_composed(line, writer.fn))
     a, b = line
     return substituted(Linear(mapped, {(x, None): {label: float(a)}}, {label: float(b)}), state.writer.get)
 
 
-def _composed(line: tuple, fn: Callable) -> Callable:
+def _composed(line: tuple[Fraction, Fraction], fn: Callable[..., Any]) -> Callable[..., Any]:
     """a * fn(...) + b, exactly, snapped."""
     return lambda *args: _apply(line, fn(*args))
 

@@ -25,6 +25,7 @@ value is f's, exactly as the pieces compute.
 
 from __future__ import annotations
 
+from typing import Any
 
 from ... import ir
 from ..lowering.pairs import meeting
@@ -56,7 +57,7 @@ def product_by_digits(state: LoweringState, site: SequenceMapSite) -> Linear | N
     return None
 
 
-def _affine_in_count(lines: dict) -> tuple[float, float, float, float] | None:
+def _affine_in_count(lines: dict[int, tuple[float, float]]) -> tuple[float, float, float, float] | None:
     """(alpha, beta, gamma, delta) with a_c = alpha c + beta and b_c = gamma c + delta for every
     count c's line (a_c, b_c), to LINEAR_TOLERANCE; None otherwise."""
     counts = sorted(lines)
@@ -74,12 +75,12 @@ def _affine_in_count(lines: dict) -> tuple[float, float, float, float] | None:
     return alpha, beta, gamma, delta
 
 
-def _digits_sum(state: LoweringState, out: Var, x: Var, form: tuple) -> Linear:
+def _digits_sum(state: LoweringState, out: Var, x: Var, form: tuple[float, float, float, float]) -> Linear:
     """alpha (sum_k 2^k (x d_k) + x) + beta x + gamma c + delta, d_k the index's digits, the
     pieces x d_k emitted here."""
     alpha, beta, gamma, delta = form
     label = coordinate(out, None)
-    weights: dict = {}
+    weights: dict[tuple[Var, Any], dict[str, float]] = {}
     values = x.values if 0 in x.values else tuple(sorted_values(set(x.values) | {0}))
     for k in range((state.program.max_len - 1).bit_length()):
         digit = _index_digit(state, k)

@@ -18,6 +18,7 @@ linear.TOLERANCE on every combination of the inputs' values, or no rewrite.
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Any
 from collections.abc import Callable
 
 from ... import ir
@@ -56,8 +57,8 @@ def linear_sequence_map(state: LoweringState, site: SequenceMapSite) -> Linear |
     return linear_op(state, site.out, site.fn, (site.first, site.second), possible)
 
 
-def linear_op(state: LoweringState, out: Var, fn: Callable, inputs: tuple[Var, ...],
-              possible: list[tuple] | None = None) -> Linear | None:
+def linear_op(state: LoweringState, out: Var, fn: Callable[..., Any], inputs: tuple[Var, ...],
+              possible: list[tuple[Any, ...]] | None = None) -> Linear | None:
     """`out = fn(*inputs)` as a Linear op, reading through as many views as stay linear and
     within FOLD_TOLERANCE (module docstring); None when the map is not linear (on the input
     combinations of `possible`, when given, which reads through no view)."""
@@ -72,7 +73,7 @@ def linear_op(state: LoweringState, out: Var, fn: Callable, inputs: tuple[Var, .
             numbers = tuple(view.input if view else x for view, x in zip(chosen, inputs))
             if len(numbers) == 2 and not within_pair_limit(*numbers):
                 continue  # too many pairs of the numbers behind the views to ask about
-            form = linear_form(out, _compose_each(fn, [view and view.fn for view in chosen], empty_of(out)), numbers,
+            form = linear_form(out, _compose_each(fn, [view.fn if view else None for view in chosen], empty_of(out)), numbers,
                                state.writer.get)
             if form is not None and _fold_error(form, [v for v in present if v not in through]) <= tolerance:
                 return form
@@ -92,11 +93,12 @@ def _fold_error(folded: Linear, views: list[NumericMLP]) -> float:
     return error
 
 
-def _compose_each(outer: Callable, inners: list[Callable | None], empty) -> Callable:
+def _compose_each(outer: Callable[..., Any], inners: list[Callable[[Any], Any] | None], empty: Any,
+                  ) -> Callable[..., Any]:
     """outer(inner_1(a_1), inner_2(a_2), ...), an inner of None passing its argument as it is;
     `empty` where an inner gives none (element_fn.composed)."""
 
-    def call(*args):
+    def call(*args: Any) -> Any:
         middle = [inner(a) if inner else a for inner, a in zip(inners, args)]
         return empty if None in middle else outer(*middle)
 

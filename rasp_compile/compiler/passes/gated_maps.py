@@ -15,7 +15,8 @@ is embedded beside it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -37,14 +38,14 @@ def gated_map(state: LoweringState, site: SequenceMapSite) -> GatedMap | None:
         if x.encoding != ir.NUMERICAL:
             continue
         meeting_values = meeting(state, x, gate)
-        gate = exact_categorical(state, gate)
-        if gate is None or gate.may_be_none:
+        exact_gate = exact_categorical(state, gate)
+        if exact_gate is None or exact_gate.may_be_none:
             continue
-        op = GatedMap(out, x, gate, fn if x_first else (lambda p, g: fn(g, p)))
+        op = GatedMap(out, x, exact_gate, fn if x_first else (lambda p, g: fn(g, p)))
         pieces = meeting_affine_pieces(op.fn, meeting_values) if meeting_values and out.encoding == ir.NUMERICAL else None
         if pieces is not None:  # lines through the values that meet: no answer elsewhere is needed
             return replaced(op, affine=pieces)
-        if not within_pair_limit(x, gate):
+        if not within_pair_limit(x, exact_gate):
             return None  # its answers at every pair: the plain construction refuses it (lowering/pairs.py)
         if out.encoding == ir.NUMERICAL:
             op = replaced(op, affine=affine_pieces(op))  # from the same table of answers the steps would use
@@ -68,7 +69,7 @@ def exact_categorical(state: LoweringState, var: Var) -> Var | None:
     return state.cached("embedded copy", (writer.source, var.values, writer.fn), make)
 
 
-def exact_one_hot(var: Var, writer_of: Callable[[Var], Op]) -> bool:
+def exact_one_hot(var: Var, writer_of: Callable[[Var], Op | None]) -> bool:
     """Whether `var`'s one-hot is exactly 0 or 1 at every position: written by an embedding, or
     by tables and linear folds of such one-hots only (attention and step MLPs are off by a little)."""
     writer = writer_of(var)
@@ -79,32 +80,35 @@ def exact_one_hot(var: Var, writer_of: Callable[[Var], Op]) -> bool:
     return False
 
 
-def affine_pieces(op: GatedMap) -> dict | None:
+def affine_pieces(op: GatedMap) -> dict[Any, tuple[float, float]] | None:
     """gate value -> (a, b) when f(x, g) = a x + b on x's values (to LINEAR_TOLERANCE, relative)
     for every value g of the gate (op.answers); None when some g's values are not numbers on one line."""
-    pieces = {g: _line(op.input.values, answers) for g, answers in op.answers.items()}
-    return None if None in pieces.values() else pieces
+    lines = {g: _line(op.input.values, answers) for g, answers in op.answers.items()}
+    pieces = {g: line for g, line in lines.items() if line is not None}
+    return pieces if len(pieces) == len(lines) else None
 
 
-def meeting_affine_pieces(fn: Callable, meeting: dict) -> dict | None:
+def meeting_affine_pieces(fn: Callable[[Any, Any], Any], meeting: dict[Any, Any],
+                          ) -> dict[Any, tuple[float, float]] | None:
     """gate value g -> (a, b) when fn(x, g) = a x + b on the values x that meet g (`meeting`:
     {g: sorted x values}); None when for some g they are not numbers on one line."""
     pieces = {}
     for g, points in meeting.items():
-        pieces[g] = _line(points, [fn(p, g) for p in points])
-        if pieces[g] is None:
+        line = _line(points, [fn(p, g) for p in points])
+        if line is None:
             return None
+        pieces[g] = line
     return pieces
 
 
-def _line(points, answers) -> tuple[float, float] | None:
+def _line(points: Sequence[Any], answers: Sequence[Any]) -> tuple[float, float] | None:
     """(a, b) with answers = a p + b at every point p (sorted), to LINEAR_TOLERANCE relative;
     None when some answer is not a number or off that line."""
     if not set(map(type, answers)) <= {int, float, bool} and not all(is_number(y) for y in answers):
         return None
-    points, ys = np.array(points, dtype=float), np.array(answers, dtype=float)
-    a = float((ys[-1] - ys[0]) / (points[-1] - points[0])) if len(points) > 1 else 0.0
-    b = float(ys[0] - a * points[0])
-    if np.any(np.abs(ys - (a * points + b)) > LINEAR_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(ys), np.abs(a * points)))):
+    xs, ys = np.array(points, dtype=float), np.array(answers, dtype=float)
+    a = float((ys[-1] - ys[0]) / (xs[-1] - xs[0])) if len(xs) > 1 else 0.0
+    b = float(ys[0] - a * xs[0])
+    if np.any(np.abs(ys - (a * xs + b)) > LINEAR_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(ys), np.abs(a * xs)))):
         return None
     return a, b

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import dataclasses
 from itertools import product
+from typing import Any
 from collections.abc import Callable
 
 from ... import ir
 from ..lowering.linear import substituted
-from ..ops import Attend, Graph, Linear, fresh_label, readers_of, replaced
+from ..ops import Attend, Graph, Linear, Op, fresh_label, readers_of, replaced
 from ..selector_terms import Column
 from ..limits import MAX_FEATURE_VALUES
 from ..variables import CONSTANT, Var, sort_key
@@ -42,13 +43,13 @@ def fold_head_features(graph: Graph) -> Graph:
         readers[var] = readers.get(var, 0) + 1
     labels = set(graph.labels)
 
-    def new_var(label: str, values: tuple) -> Var:
+    def new_var(label: str, values: tuple[float, ...]) -> Var:
         label = fresh_label(label, labels)
         labels.add(label)
         return Var(label, ir.NUMERICAL, tuple(sorted(set(values), key=sort_key)))
 
     writer_of = graph.writers().get
-    folded = []
+    folded: list[Op] = []
     for op in graph.ops:
         if isinstance(op, Attend):
             for side in ("k", "q"):
@@ -58,7 +59,8 @@ def fold_head_features(graph: Graph) -> Graph:
     return dataclasses.replace(graph, ops=tuple(folded), labels=frozenset(labels))
 
 
-def _fold_side(op: Attend, side: str, readers: dict, new_var: Callable, writer_of: Callable) -> tuple[list[Linear], Attend]:
+def _fold_side(op: Attend, side: str, readers: dict[Var, int], new_var: Callable[[str, tuple[float, ...]], Var],
+               writer_of: Callable[[Var], Op | None]) -> tuple[list[Linear], Attend]:
     """The Linear ops writing one side's features, and the head reading them (or no ops and `op`)."""
     columns = op.score.columns
     forms = [getattr(c, side) for c in columns]
@@ -71,8 +73,9 @@ def _fold_side(op: Attend, side: str, readers: dict, new_var: Callable, writer_o
     linear_columns = [j for j, form in enumerate(forms) if any(f is not CONSTANT for f in form)]
     if len(linear_columns) >= len(coordinates):
         return [], op
-    values = [_values(forms[j]) for j in linear_columns]
-    if any(v is None for v in values):
+    listed = [_values(forms[j]) for j in linear_columns]
+    values = [v for v in listed if v is not None]
+    if len(values) < len(listed):
         return [], op
     new_ops, new_columns = [], list(columns)
     for j, feature_values in zip(linear_columns, values):
@@ -80,7 +83,7 @@ def _fold_side(op: Attend, side: str, readers: dict, new_var: Callable, writer_o
         weights = {f: {out.label: a} for f, a in forms[j].items() if f is not CONSTANT}
         linear = substituted(Linear(out, weights, {}), writer_of)
         new_ops.append(linear)
-        form = {(out, None): 1.0}
+        form: dict[Any, float] = {(out, None): 1.0}  # a Column's feature -> coefficient
         if CONSTANT in forms[j]:
             form[CONSTANT] = forms[j][CONSTANT]
         q, k = (columns[j].q, form) if side == "k" else (form, columns[j].k)
@@ -88,13 +91,13 @@ def _fold_side(op: Attend, side: str, readers: dict, new_var: Callable, writer_o
     return new_ops, replaced(op, score=dataclasses.replace(op.score, columns=tuple(new_columns)))
 
 
-def _vars(forms: list[dict]) -> list[Var]:
+def _vars(forms: list[dict[Any, float]]) -> list[Var]:
     return list(dict.fromkeys(f[0] for form in forms for f in form if f is not CONSTANT))
 
 
-def _values(form: dict) -> tuple | None:
+def _values(form: dict[Any, float]) -> tuple[float, ...] | None:
     """Every value sum of a * x[f] can take, or None when there are too many to list."""
-    per_var: dict[Var, dict] = {}
+    per_var: dict[Var, dict[Any, float]] = {}
     for f, a in form.items():
         if f is not CONSTANT:
             per_var.setdefault(f[0], {})[f[1]] = a

@@ -29,6 +29,8 @@ interpolated decode's readers see at most INTERPOLATED_SCORE_ERROR of S, through
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
+
 import numpy as np
 
 from ... import ir
@@ -77,11 +79,12 @@ def _for_a_numerical_answer(op: NumericMLP | GatedMap) -> Op:
     return replaced(op, interpolated=frozenset(g for g in op.gate.values if _interpolation_is_closer(op.piece(g))))
 
 
-def _decode_window(op: NumericMLP, head: Attend, readers: list[Op], carried: dict) -> float | None:
+def _decode_window(op: NumericMLP, head: Attend, readers: list[Op], carried: dict[Var, float]) -> float | None:
     """The window the input head must keep for `op` (a categorical view of `head`'s number) to
     interpolate (module docstring), or None when its readers or float32 do not allow it."""
-    bounds = [_score_bound(op.out, reader) for reader in readers]
-    if any(b is None for b in bounds):
+    listed = [_score_bound(op.out, reader) for reader in readers]
+    bounds = [b for b in listed if b is not None]
+    if len(bounds) < len(listed):
         return None
     tolerance = INTERPOLATED_SCORE_ERROR / max(max(bounds), 1e-12)
     points = op.input.values
@@ -97,7 +100,7 @@ def _decode_window(op: NumericMLP, head: Attend, readers: list[Op], carried: dic
     return tolerance / 4
 
 
-def _one_hot(var: Var, value) -> np.ndarray:
+def _one_hot(var: Var, value: Any) -> np.ndarray:
     out = np.zeros(len(var.values))
     if value is not None:
         out[var.position[value]] = 1.0
@@ -129,7 +132,7 @@ def _score_bound(var: Var, reader: Op) -> float | None:
     return float(np.max(total, initial=0.0))
 
 
-def _form_scores(form: dict, other_vars: list[Var], domains: list[tuple]) -> np.ndarray:
+def _form_scores(form: dict[Any, float], other_vars: list[Var], domains: list[tuple[Any, ...]]) -> np.ndarray:
     """One column's side, sum of the coefficients of its active features, at every assignment of
     `other_vars` (an axis each; a variable at None activates none of its features). The terms are
     added in the form's order, as a sum over the active features alone would add them: adding the
@@ -147,7 +150,7 @@ def _form_scores(form: dict, other_vars: list[Var], domains: list[tuple]) -> np.
     return scores
 
 
-def _only_answers(var: Var, readers: dict, answer: set) -> bool:
+def _only_answers(var: Var, readers: dict[Var, list[Op]], answer: set[Var]) -> bool:
     """Whether `var` is the numerical answer, or read only by linear maps that are (x*x + 1)."""
     if var in answer:
         return True

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -67,7 +68,8 @@ def choose_number_readout(graph: Graph) -> Graph:
     else:  # the writer writes the number, not its one-hot
         number = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)
         ops = tuple(replaced(op, out=number) if op is writer else op for op in graph.ops)
-    classes, added = list(output.values), None
+    classes = list(output.values)
+    added: Op | None = None
     readout = nearest_value_readout(number, classes, 0.0)
     if readout is None:
         centre = (float(min(classes)) + float(max(classes))) / 2
@@ -81,7 +83,7 @@ def choose_number_readout(graph: Graph) -> Graph:
                                labels=graph.labels | ({added.out.label} if added else set()))
 
 
-def _centred(number: Var, centre: float, writers: dict, labels: frozenset) -> Linear:
+def _centred(number: Var, centre: float, writers: dict[Var, Op], labels: frozenset[str]) -> Linear:
     """number - centre, a Linear written by the number's own writers."""
     label = fresh_label(f"{number.label}.centred", labels)
     values = [float(v) - centre for v in number.values]
@@ -89,13 +91,13 @@ def _centred(number: Var, centre: float, writers: dict, labels: frozenset) -> Li
     return substituted(Linear(out, {(number, None): {label: 1.0}}, {label: -centre}), writers.get)
 
 
-def _copies_a_number(writer) -> bool:
+def _copies_a_number(writer: Op) -> TypeGuard[NumericMLP]:
     """Whether `writer` is a step MLP writing the one-hot of its input's own value."""
     return (isinstance(writer, NumericMLP) and writer.input.values == writer.out.values
             and all(writer.fn(v) == v for v in writer.input.values))
 
 
-def nearest_value_readout(number: Var, classes: list, centre: float) -> Readout | None:
+def nearest_value_readout(number: Var, classes: list[Any], centre: float) -> Readout | None:
     """The logits of the module docstring over `number`'s one dimension, which holds a class
     less `centre`, or None when float32 cannot keep their margin."""
     centres = np.array([float(c) for c in classes]) - centre

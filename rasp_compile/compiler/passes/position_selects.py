@@ -35,6 +35,9 @@ embedding, an attention mean) to bound its error.
 
 from __future__ import annotations
 
+from typing import Any
+from collections.abc import Mapping
+
 import numpy as np
 
 from ... import ir
@@ -91,16 +94,18 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
         if target is not None and _precise_enough(other, target, state):
             position = position_feature(state, "indices.value", EmbedSource.INDICES, lambda p: p)
             squared = position_feature(state, "indices.value^2", EmbedSource.INDICES, lambda p: p * p)
+            match_at = {v: 1 - t ** 2 for v, t in target.items()}
             forms = (other in site.shared and _line_forms(other, target, state)) or (
                 {(linear_feature(state, f"{other.label}.target", other, target.__getitem__), None): 1.0},
-                {(linear_feature(state, f"{other.label}.match", other, lambda v, target=target: 1 - target[v] ** 2), None): 1.0},
+                {(linear_feature(state, f"{other.label}.match", other, match_at.__getitem__), None): 1.0},
             )
             match = PositionMatch(positions_are_keys, position, squared, *forms)
             return Term(term.keys, term.queries, term.table, match)
     return None
 
 
-def _line_forms(other: Var, target: dict, state: LoweringState) -> tuple[dict, dict] | None:
+def _line_forms(other: Var, target: dict[Any, int], state: LoweringState,
+                ) -> tuple[dict[Any, float], dict[Any, float]] | None:
     """(target form, match form) over the shared features of position_term's docstring, when
     the matched targets lie on a line (of slope 1 through a single one) whose extension meets no
     index at the unmatched values and float32 carries it (_precise_enough); else None."""
@@ -126,16 +131,17 @@ def _line_forms(other: Var, target: dict, state: LoweringState) -> tuple[dict, d
     return target_form, match_form
 
 
-def _summed(terms: list[tuple]) -> dict:
+def _summed(terms: list[tuple[Any, float]]) -> dict[Any, float]:
     """{feature: sum of its coefficients}, zeros left out: two features may be one variable
     (v and v^2 when every v is 0 or 1)."""
-    form: dict = {}
+    form: dict[Any, float] = {}  # a feature (a variable's coordinate, or CONSTANT) -> coefficient
     for feature, a in terms:
         form[feature] = form.get(feature, 0.0) + a
     return {feature: a for feature, a in form.items() if a}
 
 
-def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: bool, state) -> dict | None:
+def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: bool, state: LoweringState,
+                   ) -> dict[Any, int] | None:
     """other value -> the one index it matches (-1 for none), when `positions` is the plain
     indices and no other value matches two indices; else None. Whether float32 carries the
     target is asked after (number_match, then _precise_enough)."""
@@ -157,7 +163,7 @@ def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: b
     return target
 
 
-def _precise_enough(other: Var, target: dict, state: LoweringState) -> bool:
+def _precise_enough(other: Var, target: Mapping[Any, float], state: LoweringState) -> bool:
     """Whether float32 can carry target and 1 - target^2 from `other`'s writers exactly enough.
 
     A step MLP computes each step to numeric_mlp.step_error; a step changes the features by
@@ -178,7 +184,7 @@ def _precise_enough(other: Var, target: dict, state: LoweringState) -> bool:
     return all(step_error(s.input.values) * amplification <= POSITION_MATCH_ERROR for s in steps)
 
 
-def number_match(state: LoweringState, positions_are_keys: bool, other: Var, target: dict) -> PositionMatch | None:
+def number_match(state: LoweringState, positions_are_keys: bool, other: Var, target: dict[Any, int]) -> PositionMatch | None:
     """The PositionMatch of the module docstring for `index == target(other)`, `other` the
     categorical view of a number; None when the target is no line in that number, the number's
     error is unknown or too large, or float32 cannot keep the polyline within its margin."""
@@ -208,7 +214,7 @@ def number_match(state: LoweringState, positions_are_keys: bool, other: Var, tar
                          {(match, None): 1.0}, sure=sure)
 
 
-def _line(x: Var, target: dict, n: int) -> tuple[float, float] | None:
+def _line(x: Var, target: dict[Any, int], n: int) -> tuple[float, float] | None:
     """(a, b) with target = a v + b at every matched value v of x, the line meeting no index
     0..n-1 at the unmatched ones; None otherwise."""
     matched = [(float(v), t) for v, t in target.items() if t >= 0]
@@ -258,7 +264,7 @@ def _surely_matched(state: LoweringState, x: Var, a: float, b: float) -> bool:
     return bool(np.all(((target >= 0) & (target <= n - 1) & (target == np.round(target)))[np.broadcast_to(valid, target.shape)]))
 
 
-def _polyline_error(points: tuple, values: list) -> float:
+def _polyline_error(points: tuple[Any, ...], values: list[float]) -> float:
     """The float32 rounding of the polyline through (points, values), in its better orientation."""
     encoded = [np.array([v]) for v in values]
     return min(interpolation_error(points, encoded, rising) for rising in (True, False))

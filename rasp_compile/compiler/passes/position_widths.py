@@ -25,6 +25,8 @@ predicate is evaluated on every (key position, query position) pair at compile t
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ... import ir
@@ -78,14 +80,14 @@ def _selected_by_position(state: LoweringState, selector: ir.Selector) -> np.nda
     return held[key_index][:, query_index].T
 
 
-def _distinct(at: list) -> tuple[list, np.ndarray]:
+def _distinct(at: list[Any]) -> tuple[list[Any], np.ndarray]:
     """The distinct values of `at` (1, 1.0 and True apart) and where each position's value is among them."""
-    where: dict = {}
+    where: dict[tuple[Any, type], int] = {}  # (value, its type) -> its index among the distinct values
     index = [where.setdefault((v, type(v)), len(where)) for v in at]
     return [v for v, _ in where], np.asarray(index)
 
 
-def _ignores(selector: ir.Select, keys: tuple, queries: tuple, side: int) -> bool:
+def _ignores(selector: ir.Select, keys: tuple[Any, ...], queries: tuple[Any, ...], side: int) -> bool:
     """Whether the predicate's answer never depends on the key's (side 0) or the query's
     (side 1) value, over every pair of values (a few: the vocab, say; never more than 4,096)."""
     if len(keys) * len(queries) > 4096:
@@ -122,7 +124,7 @@ def length_offset(state: LoweringState, x: Var) -> list[float] | None:
         return None
     label = coordinate(x, None)
     constant = writer.bias.get(label, 0.0) - 1.0
-    rows = [state.writer[var] for var, _ in writer.weights if isinstance(state.writer[var], Embed)]
+    rows = [w for w in (state.writer[var] for var, _ in writer.weights) if isinstance(w, Embed)]
     return [constant + (rows[0].fn(p) if rows else 0.0) for p in range(state.program.max_len)]
 
 

@@ -33,6 +33,7 @@ single head gives, at every input; the table's inputs keep a view with a dimensi
 
 from __future__ import annotations
 
+from typing import Any
 from collections.abc import Callable
 
 from ... import ir
@@ -90,7 +91,7 @@ def _reads_position_table(state: LoweringState, head: Attend) -> bool:
     )
 
 
-def _summed(out: Var, heads: list[Attend], default) -> Linear:
+def _summed(out: Var, heads: list[Attend], default: ir.Value | None) -> Linear:
     """`out` as the sum of the split heads' one-hots, less the default's one-hot that all but one
     of them add (module docstring)."""
     weights = {(head.out, v): {coordinate(out, v): 1.0} for head in heads for v in out.values}
@@ -99,7 +100,8 @@ def _summed(out: Var, heads: list[Attend], default) -> Linear:
 
 
 def split_selectors(
-    selector: ir.Selector, value_sets: ValueSets, program: ir.Program, nullable: set, max_columns: int, order: Callable
+    selector: ir.Selector, value_sets: ValueSets, program: ir.Program, nullable: set[ir.SOp], max_columns: int,
+    order: Callable[[Any], Any],
 ) -> tuple[list[ir.Selector], tuple[ir.SOp, ir.SOp]] | None:
     """One selector per value j of the smaller input of the first select (among the top-level
     `and`s) whose keys are a sequence_map, as the module docstring writes it, in `order` of j;
@@ -116,22 +118,22 @@ def split_selectors(
             if select.keys.encoding == ir.NUMERICAL and {select.keys.first, select.keys.second} & nullable:
                 return None
             meeting = meets(select.keys, value_sets, program, nullable) or (lambda _x, _y: True)
-            return _parts(select, rest, value_sets, meeting, max_columns, order)
+            return _parts(select, select.keys, rest, value_sets, meeting, max_columns, order)
     return None
 
 
-def _parts(select: ir.Select, rest: list, value_sets: ValueSets, meeting: Callable, max_columns: int,
-           order: Callable) -> tuple | None:
-    """split_selectors' answer for `select`, whose keys are the table, and the other conjuncts; a
+def _parts(select: ir.Select, table: ir.SequenceMap, rest: list[ir.Selector], value_sets: ValueSets,
+           meeting: Callable[[Any, Any], bool], max_columns: int, order: Callable[[Any], Any],
+           ) -> tuple[list[ir.Selector], tuple[ir.SOp, ir.SOp]] | None:
+    """split_selectors' answer for `select`, whose keys are `table`, and the other conjuncts; a
     pair of the table's inputs that never meets (`meeting`, frontend/cooccurrence.py) is never
     selected, and the table's function is not called on it."""
-    table = select.keys
     split_first = len(value_sets[table.first]) <= len(value_sets[table.second])
     x, y = (table.first, table.second) if split_first else (table.second, table.first)
     queries = value_sets[select.queries]
     if len(value_sets[x]) * min(len(value_sets[y]), len(queries)) > max_columns:
         return None
-    parts = []
+    parts: list[ir.Selector] = []
     for j in sorted(value_sets[x], key=order):
         pairs = {other: (j, other) if split_first else (other, j) for other in value_sets[y]}
         selected = {
@@ -161,7 +163,7 @@ def _text(select: ir.Select) -> str:
     return select.predicate if isinstance(select.predicate, str) else select.predicate.text
 
 
-def _holds(select: ir.Select, key, query) -> bool:
+def _holds(select: ir.Select, key: ir.Value | None, query: ir.Value) -> bool:
     """The select's predicate on one key value; a none key (a table that returns None there) is
     never selected."""
     return key is not None and select.holds(key, query)

@@ -27,6 +27,7 @@ def categorical_head(op: Attend, layout: Layout, max_len: int) -> Head:
     sharpness = 2 * needed_gap(max_len + 1, CATEGORICAL_LEAK / op.amplification)
     m = op.score.terms
     qk = score_weights(op.score, layout, sharpness, (m - 0.5) * sharpness, bos_self_score(max_len))
+    assert op.value is not None  # an aggregate's head reads a value
     out_values, out_dims = op.out.values, layout.dims(op.out)
     value_dims = layout.dims(op.value)
     w_v = np.zeros((layout.d_model, len(out_values)))

@@ -25,6 +25,7 @@ from .qk import score_weights
 
 def numerical_sharpness(op: Attend, max_len: int) -> tuple[float, float]:
     """(S, the most the leak may move the mean: min(CATEGORICAL_LEAK / amplification, window * gap))."""
+    assert op.value is not None  # an aggregate's head reads a value
     tolerated = min(CATEGORICAL_LEAK / op.amplification, op.window * smallest_gap(op.out.values))
     leak = tolerated / spread(op.value.values + (op.default,))
     return 2 * needed_gap(max_len + 1, leak), tolerated
@@ -34,6 +35,7 @@ def numerical_head(op: Attend, layout: Layout, max_len: int) -> Head:
     sharpness, _ = numerical_sharpness(op, max_len)
     m = op.score.terms
     qk = score_weights(op.score, layout, sharpness, (m - 0.5) * sharpness, bos_self_score(max_len))
+    assert op.value is not None  # an aggregate's head reads a value
     w_v = np.zeros((layout.d_model, 1))
     w_v[layout.dims(op.value)[0], 0] = 1.0
     w_o = np.zeros((1, layout.d_model))

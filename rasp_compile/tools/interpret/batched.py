@@ -208,11 +208,11 @@ def _map(node: ir.Map | ir.SequenceMap, columns: list[Column]) -> Column:
     occurring = _occurring(combined, size)
     results = []
     for code in occurring.tolist():
-        args = []
+        backwards = []
         for column in reversed(columns):
             code, own = divmod(code, len(column.values))
-            args.append(column.values[own])
-        args = tuple(reversed(args))
+            backwards.append(column.values[own])
+        args = tuple(reversed(backwards))
         results.append(empty if None in args else call_checked(node.fn, args, node))
     values, codes = _tabled(results)
     lookup = np.zeros(size, dtype=np.int64)
@@ -370,5 +370,5 @@ def _distinct_pairs(sums: np.ndarray, counts: np.ndarray) -> tuple[list, np.ndar
         pairs, inverse = np.unique(np.stack([sums.ravel(), counts.ravel()], axis=1), axis=0, return_inverse=True)
         return [tuple(pair) for pair in pairs.tolist()], inverse.reshape(sums.shape)
     index_of: dict = {}
-    inverse = [index_of.setdefault(pair, len(index_of)) for pair in zip(sums.ravel().tolist(), counts.ravel().tolist())]
-    return list(index_of), np.array(inverse, dtype=np.int64).reshape(sums.shape)
+    indices = [index_of.setdefault(pair, len(index_of)) for pair in zip(sums.ravel().tolist(), counts.ravel().tolist())]
+    return list(index_of), np.array(indices, dtype=np.int64).reshape(sums.shape)

@@ -19,6 +19,7 @@ its line with its values, but a numerical mean of non-numbers is not diagnosed h
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from collections.abc import Iterable, Sequence
 
 from ... import ir
@@ -207,8 +208,10 @@ def _holds(node: ir.Select, key: ir.Value, query: ir.Value) -> bool:
     try:
         return node.holds(key, query)
     except Exception as failure:  # the user's lambda, or an ordering of incomparable values
-        fn = None if isinstance(node.predicate, str) else node.predicate
-        predicate, loc = (node.predicate, node.loc) if fn is None else (fn.text, fn.loc or node.loc)
+        if isinstance(node.predicate, str):
+            predicate, loc = node.predicate, node.loc
+        else:
+            predicate, loc = node.predicate.text, node.predicate.loc or node.loc
         raise RaspValueError(f"select predicate {shortened(predicate)} fails on key {shortened(repr(key))}, "
                              f"query {shortened(repr(query))}: {reason(failure)}", loc) from None
 
@@ -266,7 +269,7 @@ def evaluate_all(program: ir.Program, tokens: Sequence[ir.Value]) -> dict:
         env[node] = _step(node, env, xs, program.causal, {}, None) if xs else []
         if node.label and node.label not in named:
             named[node.label] = node
-    values = {}
+    values: dict[str, Any] = {}  # a name -> its s-op's values (a list) or its selector's matrix
     for name, node in named.items():
         if isinstance(node, ir.Selector):
             matrix = np.zeros((len(xs), len(xs)), dtype=bool)
