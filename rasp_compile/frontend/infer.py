@@ -33,8 +33,7 @@ MAX_NUMBERS = MAX_MEANS
 reads it categorically keeps only the values its reader tells apart (passes/value_classes.py)."""
 
 MAX_COMBINATIONS = 2_000_000
-"""The most value pairs a sequence_map or select lambda is tried on (each pair is one call); a
-select may take (max_len + 1) ** 2 when that is more (select_pairs_limit)."""
+"""The most value pairs a sequence_map or select lambda is tried on (each pair is one call)."""
 
 ValueSets = dict  # dict[ir.SOp, frozenset[ir.Value]], keyed by node identity
 Twins = dict  # dict[ir.SOp, twins.Groups]: an s-op's values equal to others of its set but not the same
@@ -104,7 +103,7 @@ def infer_value_sets(program: ir.Program) -> ValueSets:
     for node in program.nodes():
         try:
             if isinstance(node, ir.Select):
-                _check_predicate(node, sets, program.max_len)
+                _check_predicate(node, sets)
                 if twins[node.keys] or twins[node.queries]:
                     check_predicate(node, _ordered(sets[node.keys]), _ordered(sets[node.queries]),
                                     twins[node.keys], twins[node.queries])
@@ -270,26 +269,19 @@ def always_selects(selector: ir.Selector, sets: ValueSets, n: int, nullable: set
     return selector.keys is selector.queries and selector.predicate in ("==", "<=", ">=")
 
 
-def select_pairs_limit(max_len: int) -> int:
-    """The most value pairs a select is tried on: MAX_COMBINATIONS, or (max_len + 1) ** 2 when more,
-    so that a select of indices, widths or lengths (at most max_len + 1 values each) on each other
-    is tried at every max_len the language takes."""
-    return max(MAX_COMBINATIONS, (max_len + 1) ** 2)
-
-
-def _check_combinations(node: ir.Node, first: frozenset, second: frozenset, limit: int = MAX_COMBINATIONS) -> None:
-    if len(first) * len(second) > limit:
+def _check_combinations(node: ir.Node, first: frozenset, second: frozenset) -> None:
+    if len(first) * len(second) > MAX_COMBINATIONS:
         raise RaspValueError(
             f"this {'select' if isinstance(node, ir.Select) else 'sequence_map'} would be tried on "
             f"{len(first):,} x {len(second):,} value pairs "
-            f"(more than {limit:,}); map its inputs to fewer values first "
+            f"(more than {MAX_COMBINATIONS:,}); map its inputs to fewer values first "
             "(e.g. a numerical mean to `mean > 0`), or use a smaller max_len",
             node.loc,
         )
 
 
-def _check_predicate(select: ir.Select, sets: ValueSets, max_len: int) -> None:
-    _check_combinations(select, sets[select.keys], sets[select.queries], select_pairs_limit(max_len))
+def _check_predicate(select: ir.Select, sets: ValueSets) -> None:
+    _check_combinations(select, sets[select.keys], sets[select.queries])
     if ir.predicate_table(select.predicate, sets[select.keys], sets[select.queries]) is not None:
         return  # computed on arrays: every pair holds or not, none fails (element_fn.predicate_table)
     pairs = product(_ordered(sets[select.keys]), _ordered(sets[select.queries]))  # the same first failure every run
