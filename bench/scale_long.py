@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
               f"Settings: {', '.join(f'{key} {value}' for key, value in settings.items())}. "
               "Columns: see the docstring of bench/scale_long.py.", ""]
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "scale_4096.md").write_text("\n".join(header) + to_markdown(table(cells)) + "\n")
+    (args.out / "scale_4096.md").write_text("\n".join(header) + "\n" + to_markdown(table(cells)) + "\n")
     (args.out / "scale_4096.json").write_text(json.dumps({"machine": info, "settings": settings, "cells": cells},
                                                          indent=1) + "\n")
     return 0
