@@ -2,6 +2,10 @@
 
     python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,20,64,1024] [--timeout 300]
 
+`--max-lens` takes up to 4,096, the language's cap; bench/scale_long.py measures the programs that
+grow linearly at 2,048 and 4,096 in CPU seconds (bench/results/scale_4096.md), which a loaded machine
+inflates less than the wall time of the cold compiles here.
+
 Per program (default: every programs/*.rasp) and max_len, one "cell":
   layers, heads per layer, d_model   from the compiled model's meta
   params, non-zero                   every weight, and those not exactly 0

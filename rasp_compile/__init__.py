@@ -108,7 +108,7 @@ def compile(
     program: ir.Program | str | PathLike, max_len: int | None = None, dtype=np.float32, disabled=()
 ) -> Model:
     """Compile a program given as IR, as `.rasp` text (a `str`), or as a file (a `pathlib.Path`),
-    optionally at another max_len (1 to 1,024, as a program declares; ArgumentError otherwise) and
+    optionally at another max_len (1 to 4,096, as a program declares; ArgumentError otherwise) and
     without the optimisation passes named in `disabled` (see `OPTIMIZATIONS`). A `str` that is a
     file name rather than a program is refused with an ArgumentError saying to use `load_program`."""
     if isinstance(program, str) and _names_a_file(program):

@@ -24,7 +24,7 @@ from .lambda_eval import literal
 from .scope import kind
 from ..runtime.token_keys import token_key
 
-MAX_LEN_LIMIT = 1_024
+MAX_LEN_LIMIT = 4_096
 """The largest max_len accepted: inference tries every lambda on every pair of values, so a
 select over indices costs max_len ** 2 calls."""
 
