@@ -149,6 +149,7 @@ def twin_programs(draw):
     return ir.Program(output=sop, vocab=(0, 1, 2), max_len=3), python[-1]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(twin_programs())
 def test_programs_mixing_equal_values_of_different_types_agree_exactly_or_are_refused(case):

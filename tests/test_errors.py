@@ -251,6 +251,7 @@ def test_models_beyond_the_parameter_budget_are_refused_before_building():
     assert refused.value.line == 123  # where the output s-op is written
 
 
+@pytest.mark.slow
 def test_a_model_the_checker_accepts_but_too_large_says_which_part_is():
     """Every value set is small (the largest, the numerical output's, 1,201 values): the checker accepts; the
     combined key of `picked`'s selects takes one dimension per combination of three s-ops'
@@ -281,6 +282,7 @@ def test_a_model_too_large_whose_output_is_tokens_is_refused_at_the_output_state
     assert (refused.value.line, refused.value.col) == (3, 8)
 
 
+@pytest.mark.slow
 def test_a_vocab_too_large_for_any_model_is_refused_before_the_graph_is_built():
     """wte alone is vocab x d_model, d_model >= vocab: 20,000 tokens are refused at once (the
     read-out's identity matrix took 3 s and 3 GB before the layout's budget check)."""

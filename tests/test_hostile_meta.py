@@ -184,6 +184,7 @@ def test_every_place_of_meta_with_every_json_type_is_refused_or_read(tmp_path, n
     assert not failures, "\n".join(failures[:30])
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(hostile_meta())
 def test_a_hostile_meta_is_refused_in_one_line_or_read_by_every_reader(tmp_path_factory, case):
