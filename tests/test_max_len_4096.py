@@ -16,7 +16,7 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.errors import ArgumentError, RaspError, RaspValueError
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.lower import MAX_LEN_LIMIT
-from rasp_compile.runtime.forward import predict
+from rasp_compile.runtime.prediction import predict
 from rasp_compile.tools.interpret import evaluate_batch
 
 PROGRAMS = Path(__file__).parent.parent / "programs"
