@@ -112,7 +112,7 @@ class ExpressionLowering:
         value.label = label
         self.def_locals.add(value)
 
-    def as_sop(self, value: Value, loc: Loc, encoding: str = ir.CATEGORICAL) -> Value:
+    def as_sop(self, value: Value, loc: Loc | None, encoding: str = ir.CATEGORICAL) -> Value:
         if not isinstance(value, SCALAR):
             return value
         if encoding == ir.NUMERICAL and not is_number(value):

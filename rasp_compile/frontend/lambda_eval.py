@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
+from typing import Any
 
 from . import syntax_tree
 from .lambda_arrays import array_closure
@@ -225,7 +226,7 @@ def closure(expr: syntax_tree.Expr) -> Callable[[dict], ir.Value]:
 
 def make_fn(
     lam: syntax_tree.Lambda,
-    resolve: Callable[[syntax_tree.Name], ir.Value],
+    resolve: Callable[[syntax_tree.Name], ir.Value | tuple[Any, ...]],
     bound: Callable[[str], Loc | None] = lambda name: None,
 ) -> ir.Fn:
     """Check `lam`'s body and build its `ir.Fn`.
@@ -236,7 +237,7 @@ def make_fn(
     bound name hides the function of the same name, so calling it is an error.
     """
     params = [p.name for p in lam.params]
-    constants: dict[str, ir.Value] = {}
+    constants: dict[str, ir.Value | tuple[Any, ...]] = {}
     for node in syntax_tree.walk(lam.body):
         if isinstance(node, syntax_tree.Name) and node.name not in params:
             constants[node.name] = resolve(node)

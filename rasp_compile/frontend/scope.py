@@ -77,7 +77,7 @@ class Lowering(Protocol):
     def name_local(self, value: Value, name: str) -> None:
         """Label a def's local s-op or selector `def.local` when nothing named it yet."""
 
-    def as_sop(self, value: Value, loc: Loc, encoding: str = ir.CATEGORICAL) -> Value:
+    def as_sop(self, value: Value, loc: Loc | None, encoding: str = ir.CATEGORICAL) -> Value:
         """A scalar as the constant s-op holding it at every position; anything else as it is."""
 
     def constant_of(self, sop: ir.SOp) -> ir.Value | None:
