@@ -159,14 +159,14 @@ def scalar(value):
     return value
 
 
-def unary(op: str, value: ir.Value) -> ir.Value:
-    """`-value` or `not value`."""
+def unary(op: str, value: Any) -> ir.Value:
+    """`-value` or `not value` (of any value: Python's own TypeError refuses `-"a"`)."""
     if op == "not":
         return not value
     return bounded(-value)
 
 
-def binary(op: str, left: ir.Value, right: ir.Value) -> ir.Value:
+def binary(op: str, left: ir.Value | tuple[Any, ...], right: ir.Value | tuple[Any, ...]) -> ir.Value | tuple[Any, ...]:
     """`left op right` on two values (`and`/`or` as Python's, on already computed operands)."""
     if op == "and":
         return right if left else left
@@ -185,12 +185,12 @@ def binary(op: str, left: ir.Value, right: ir.Value) -> ir.Value:
     return bounded(OPERATORS[op](left, right))
 
 
-def evaluate(expr: syntax_tree.Expr, env: dict[str, ir.Value]) -> ir.Value:
+def evaluate(expr: syntax_tree.Expr, env: dict[str, ir.Value]) -> ir.Value | tuple[Any, ...]:
     """The value of a checked lambda body, its names taken from `env`."""
     return closure(expr)(env)
 
 
-def closure(expr: syntax_tree.Expr) -> Callable[[dict], ir.Value]:
+def closure(expr: syntax_tree.Argument) -> Callable[[dict], ir.Value | tuple[Any, ...]]:
     """The body turned once into nested Python closures, env -> value: the tree is dispatched
     on here, not at every call (value sets call a lambda on every combination of values)."""
     if isinstance(expr, syntax_tree.Literal):
@@ -262,7 +262,7 @@ def _on_arrays(body: syntax_tree.Expr, params: list[str], constants: dict) -> Ca
     constant_arrays = {name: as_array([value]) for name, value in constants.items()}
     if arrays is None or any(a is None for a in constant_arrays.values()):
         return None
-    constant_arrays = {name: a.reshape(()) for name, a in constant_arrays.items()}
+    constant_arrays = {name: a.reshape(()) for name, a in constant_arrays.items() if a is not None}
     return lambda *values: arrays({**constant_arrays, **dict(zip(params, values))})
 
 
