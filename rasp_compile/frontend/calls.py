@@ -92,7 +92,7 @@ def make_lambda(lam: syntax_tree.Lambda, call: syntax_tree.Call, arity: int, sco
         )
     check_distinct(lam.params)
 
-    def resolve(name: syntax_tree.Name) -> ir.Value | tuple[Any, ...]:
+    def resolve(name: syntax_tree.Name) -> ir.Value | tuple[Any, ...] | None:
         value = lowering.lookup(name, scope)
         if isinstance(value, (ir.SOp, ir.Selector)):
             raise RaspTypeError(

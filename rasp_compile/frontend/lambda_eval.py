@@ -226,7 +226,7 @@ def closure(expr: syntax_tree.Argument) -> Callable[[dict], ir.Value | tuple[Any
 
 def make_fn(
     lam: syntax_tree.Lambda,
-    resolve: Callable[[syntax_tree.Name], ir.Value | tuple[Any, ...]],
+    resolve: Callable[[syntax_tree.Name], ir.Value | tuple[Any, ...] | None],
     bound: Callable[[str], Loc | None] = lambda name: None,
 ) -> ir.Fn:
     """Check `lam`'s body and build its `ir.Fn`.
@@ -237,7 +237,7 @@ def make_fn(
     bound name hides the function of the same name, so calling it is an error.
     """
     params = [p.name for p in lam.params]
-    constants: dict[str, ir.Value | tuple[Any, ...]] = {}
+    constants: dict[str, ir.Value | tuple[Any, ...] | None] = {}  # None: in a def's check (defs.check_def)
     for node in syntax_tree.walk(lam.body):
         if isinstance(node, syntax_tree.Name) and node.name not in params:
             constants[node.name] = resolve(node)
