@@ -31,7 +31,7 @@ class Fn:
     `loc` is the lambda's place in the source, if it came from text.
     """
 
-    call: Callable[..., Value]
+    call: Callable[..., Value | tuple[Any, ...]]  # a lambda may return a tuple (VALUE_TYPES)
     text: str = "<python function>"
     loc: Loc | None = None
     results: dict = field(default_factory=dict, repr=False)  # memo: identity keys of arguments -> result

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from . import ir
 from .errors import ArgumentTypeError
@@ -65,14 +66,14 @@ class Map(ir.Map):
         if simplify and isinstance(inner, ir.Map) and inner.encoding == ir.CATEGORICAL:
             inner_fn, outer_fn = inner.fn, ir.as_fn(f)
             f, inner = ir.Fn(lambda x: outer_fn(inner_fn(x)), outer_fn.text), inner.inner
-        super().__init__(f, inner)
+        super().__init__(ir.as_fn(f), inner)  # as ir.Map would make it
 
 
 class SequenceMap(ir.SequenceMap):
     """`f(fst[i], snd[i])` at each position."""
 
     def __init__(self, f: Callable[[Value, Value], Value], fst: ir.SOp, snd: ir.SOp):
-        super().__init__(f, fst, snd)
+        super().__init__(ir.as_fn(f), fst, snd)  # as ir.SequenceMap would make it
 
 
 class LinearSequenceMap(SequenceMap):
@@ -107,7 +108,15 @@ class Select(ir.Select):
     of (key, query). As everywhere in our RASP, a none key or query is never selected."""
 
     def __init__(self, keys: ir.SOp, queries: ir.SOp, predicate: Comparison | Callable[[Value, Value], bool]):
-        super().__init__(keys, queries, predicate.value if isinstance(predicate, Comparison) else predicate)
+        super().__init__(keys, queries, _predicate(predicate))
+
+
+def _predicate(predicate: Comparison | Callable[[Value, Value], bool]) -> str | ir.Fn:
+    """A Comparison's name, or the function as an Fn (as ir.Select would make it; a name given
+    as a str is passed on, which ir.Select checks)."""
+    if isinstance(predicate, Comparison):
+        return predicate.value
+    return predicate if isinstance(predicate, str) else ir.as_fn(predicate)
 
 
 class ConstantSelector(ir.Select):
@@ -148,7 +157,8 @@ def annotate(expr: ir.Expression, **annotations) -> ir.Expression:
     new = expr.named(annotations["name"]) if "name" in annotations else expr
     if "encoding" in annotations:
         encoding = Encoding(annotations["encoding"])
-        new = numerical(new) if encoding is Encoding.NUMERICAL else categorical(new)
+        sop = cast(ir.SOp, new)  # a selector is copied as it is, with an `encoding` attribute nothing reads
+        new = numerical(sop) if encoding is Encoding.NUMERICAL else categorical(sop)
     return new
 
 
@@ -168,5 +178,6 @@ def evaluate(expr: ir.Expression, xs: Sequence[Value]) -> list:
     """`expr` on the input `xs` by our reference interpreter (non-causal): one value per position
     (None for none) for an s-op, one row of booleans per query for a selector."""
     vocab = tuple(dict.fromkeys(xs))
-    program = ir.Program(output=expr, vocab=vocab, max_len=max(len(xs), 1))
+    output = cast(ir.SOp, expr)  # the interpreter evaluates a selector too (one row per query)
+    program = ir.Program(output=output, vocab=vocab, max_len=max(len(xs), 1))
     return evaluate_many(program, [list(xs)])[0]

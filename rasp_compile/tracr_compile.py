@@ -54,14 +54,12 @@ def compile_rasp_to_model(
     for role, token in (("BOS", compiler_bos), ("PAD", compiler_pad)):
         if token in vocab:
             raise ArgumentError(f"the compiler's {role} token {token!r} must not be in the vocab")
-    if is_tracr_expression(program):
-        program = from_tracr(program)
-    if not isinstance(program, ir.SOp):
-        raise ArgumentTypeError(f"compile_rasp_to_model compiles an s-op, not {type(program).__name__}")
-    whole = ir.Program(output=program, vocab=vocab, max_len=max_seq_len, causal=causal,
-                       output_name=program.label or "output")
+    sop = from_tracr(program) if is_tracr_expression(program) else program
+    if not isinstance(sop, ir.SOp):
+        raise ArgumentTypeError(f"compile_rasp_to_model compiles an s-op, not {type(sop).__name__}")
+    whole = ir.Program(output=sop, vocab=vocab, max_len=max_seq_len, causal=causal, output_name=sop.label or "output")
     value_sets = infer_value_sets(whole)
-    _check_output_values(program, value_sets[program])
+    _check_output_values(sop, value_sets[sop])
     model = compile_program(whole, dtype=dtype, disabled=disabled, value_sets=value_sets)
     vocab_names = list(model.meta["vocab"])
     vocab_names[model.meta["bos_id"]] = compiler_bos

@@ -43,8 +43,11 @@ largest value rather than the spread, a polyline's with its steepest slope.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import ir
 from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP
@@ -55,18 +58,18 @@ from .tolerances import CATEGORICAL_LEAK, FLOAT32_U, MEAN_ROUNDINGS_PER_KEY, ROU
 from .variables import CONSTANT, Var
 
 
-def unit_roundoff(dtype) -> float:
+def unit_roundoff(dtype: DTypeLike) -> float:
     """u: half the gap between 1 and the next float of `dtype`."""
     return float(np.finfo(dtype).eps) / 2
 
 
-def largest_magnitude(values) -> float:
+def largest_magnitude(values: Iterable[Any]) -> float:
     """The largest magnitude among `values` (NaN if one is NaN)."""
     magnitudes = [abs(float(v)) for v in values]
     return float(np.max(magnitudes)) if magnitudes else 0.0
 
 
-def carried_magnitudes(ops) -> dict[Var, float]:
+def carried_magnitudes(ops: Iterable[Op]) -> dict[Var, float]:
     """Every numerical variable -> the largest magnitude its value went through since it was
     last written fresh (by an embedding, a table, a step MLP or a width head: its own values)."""
     carried: dict[Var, float] = {}
@@ -75,7 +78,8 @@ def carried_magnitudes(ops) -> dict[Var, float]:
             continue
         largest = largest_magnitude(op.out.values)
         if isinstance(op, Attend) and op.kind is HeadKind.NUMERICAL:
-            largest = max(largest, carried.get(op.value, 0.0), abs(float(op.default)))
+            value = carried.get(op.value, 0.0) if op.value is not None else 0.0
+            largest = max(largest, value, abs(float(op.default)))
         elif isinstance(op, Linear):
             terms = [abs(c) * carried.get(var, 1.0) for (var, _), row in op.weights.items() for c in row.values()]
             largest = max([largest, *terms, *(abs(b) for b in op.bias.values())])
@@ -86,7 +90,7 @@ def carried_magnitudes(ops) -> dict[Var, float]:
     return carried
 
 
-def relative_roundings(ops) -> frozenset[Var]:
+def relative_roundings(ops: Iterable[Op]) -> frozenset[Var]:
     """The numerical variables whose rounding is at most ROUNDINGS u times their own value's
     magnitude, not their carried magnitude: written fresh (embeddings, tables, steps, which store
     each value once; a Linear reading one one-hot, whose one coordinate near 1 picks its value), or
@@ -113,7 +117,7 @@ def relative_roundings(ops) -> frozenset[Var]:
     return frozenset(relative)
 
 
-def _one_signed(op: Linear, relative: set) -> bool:
+def _one_signed(op: Linear, relative: set[Var]) -> bool:
     """Whether the Linear adds terms of one sign only (every coefficient times every value of its
     input, and the bias), each relative itself: a sum without cancellation, whose rounding is then
     relative to the result. One one-hot read alone counts: its one coordinate near 1 picks a value."""
@@ -125,7 +129,7 @@ def _one_signed(op: Linear, relative: set) -> bool:
     return len({np.sign(t) for t in terms + list(op.bias.values())} - {0.0}) <= 1
 
 
-def rounding_error(var: Var, carried: dict[Var, float], dtype, count: float = ROUNDINGS) -> float:
+def rounding_error(var: Var, carried: dict[Var, float], dtype: DTypeLike, count: float = ROUNDINGS) -> float:
     """What float rounding may have moved `var`'s coordinate by (0 for a categorical one-hot,
     whose readers allow 1/2): `count` roundings (rounding_counts) of u times its carried magnitude."""
     return count * unit_roundoff(dtype) * carried.get(var, 0.0)
@@ -147,7 +151,7 @@ def rounding_counts(graph: Graph) -> dict[Var, float]:
     return {op.out: ROUNDINGS + (extra if op.out in summed else 0.0) for op in graph.ops if op.out.encoding == ir.NUMERICAL}
 
 
-def error_bounds(graph: Graph, dtype) -> dict[Var, float]:
+def error_bounds(graph: Graph, dtype: DTypeLike) -> dict[Var, float]:
     """Every variable the ops write -> its error bound (module docstring): what it took on since
     its inputs were written fresh (leaks, tilts, decodes' own errors, scaled as the ops pass them
     on; `fresh` below), plus its rounding, charged once to its carried magnitude."""
@@ -169,8 +173,8 @@ def error_bounds(graph: Graph, dtype) -> dict[Var, float]:
     return bounds
 
 
-def pointwise(writer: Op, bounds: dict, carried: dict, writers: dict, relative: frozenset, dtype,
-              counts: dict) -> np.ndarray:
+def pointwise(writer: Op, bounds: dict[Var, float], carried: dict[Var, float], writers: dict[Var, Op],
+              relative: frozenset[Var], dtype: DTypeLike, counts: dict[Var, float]) -> np.ndarray:
     """The error bound of what `writer` writes, at each of its values: its rounding part
     ROUNDINGS u |v| where that is relative (relative_roundings), else its bound everywhere."""
     var = writer.out
@@ -181,7 +185,7 @@ def pointwise(writer: Op, bounds: dict, carried: dict, writers: dict, relative: 
     return bounds[var] - charged + np.minimum(charged, counts.get(var, ROUNDINGS) * unit_roundoff(dtype) * values)
 
 
-def as_decode(op: Op, writers: dict) -> tuple[Var, list, bool] | None:
+def as_decode(op: Op, writers: dict[Var, Op]) -> tuple[Var, list[Any], bool] | None:
     """(number, answers at its values, interpolated) when `op` is a map of one number by a
     NumericMLP, or a numerical line c y + b of such a map's output (which that MLP's own output
     weights write, assemble.py: the same steps or polyline with answers c a + b); else None."""
@@ -197,7 +201,8 @@ def as_decode(op: Op, writers: dict) -> tuple[Var, list, bool] | None:
     return writer.input, [c * float(writer.fn(p)) + b for p in writer.input.values], writer.interpolated
 
 
-def charged_rounding(op: Op, carried: dict[Var, float], writers: dict, dtype, counts: dict) -> float:
+def charged_rounding(op: Op, carried: dict[Var, float], writers: dict[Var, Op], dtype: DTypeLike,
+                     counts: dict[Var, float]) -> float:
     """The rounding error_bounds adds to what `op` writes: rounding_error, except for embeddings
     (stored once: their error is exact) and decodes (steps and polylines, or a line of one:
     as_decode), whose own bounds (numeric_mlp) count every rounding of their output."""
@@ -206,7 +211,7 @@ def charged_rounding(op: Op, carried: dict[Var, float], writers: dict, dtype, co
     return rounding_error(op.out, carried, dtype, counts.get(op.out, ROUNDINGS))
 
 
-def _op_error(op: Op, fresh: dict, bounds: dict, max_len: int, dtype) -> float:
+def _op_error(op: Op, fresh: dict[Var, float], bounds: dict[Var, float], max_len: int, dtype: DTypeLike) -> float:
     """What `op`'s output takes on besides the rounding carried_magnitudes charges: from `fresh`,
     its inputs' such errors (carried through lines and means, whose rounding the carried magnitude
     already counts), or `bounds`, their whole errors (read by a polyline, which starts afresh)."""
@@ -220,15 +225,18 @@ def _op_error(op: Op, fresh: dict, bounds: dict, max_len: int, dtype) -> float:
         return _gated_error(op, fresh, bounds, dtype)
     if isinstance(op, Linear):
         return _linear_error(op, fresh, dtype)
+    assert isinstance(op, Attend)  # a NumericMLP is a decode (as_decode), never measured here
     return _attend_error(op, fresh, bounds, max_len, dtype)
 
 
-def _decode_error(number: Var, answers: list, interpolated: bool, out: Var, bounds: dict, dtype) -> float:
+def _decode_error(number: Var, answers: list[Any], interpolated: bool, out: Var, bounds: dict[Var, float],
+                  dtype: DTypeLike) -> float:
     """A map of `number` taking `answers` at its values: flat steps, or the polyline (worst value)."""
     return float(np.max(decode_errors(number, answers, interpolated, out, bounds.get(number, 0.0), dtype), initial=0.0))
 
 
-def decode_errors(number: Var, answers: list, interpolated: bool, out: Var, errors, dtype) -> np.ndarray:
+def decode_errors(number: Var, answers: list[Any], interpolated: bool, out: Var, errors: float | np.ndarray,
+                  dtype: DTypeLike) -> np.ndarray:
     """_decode_error at each of `number`'s values: steps write each answer to their own rounding
     (0 for a one-hot: its readers allow 1/2); a polyline passes the input's error on times its
     steeper slope beside that value, plus its rounding there. `errors`: the input's error bound,
@@ -253,7 +261,7 @@ def decode_errors(number: Var, answers: list, interpolated: bool, out: Var, erro
     return beside * errors + polyline * scale  # (+ the output bias's addition)
 
 
-def _gated_error(op: GatedMap, fresh: dict, bounds: dict, dtype) -> float:
+def _gated_error(op: GatedMap, fresh: dict[Var, float], bounds: dict[Var, float], dtype: DTypeLike) -> float:
     """A GatedMap: the worst of its pieces, plus its gate's error times what a piece may write."""
     gate = bounds.get(op.gate, 0.0)
     if op.out.encoding == ir.NUMERICAL:
@@ -266,10 +274,10 @@ def _gated_error(op: GatedMap, fresh: dict, bounds: dict, dtype) -> float:
     return max(pieces, default=0.0) + gate
 
 
-def _linear_error(op: Linear, fresh: dict, dtype) -> float:
+def _linear_error(op: Linear, fresh: dict[Var, float], dtype: DTypeLike) -> float:
     """sum |c| err over each output coordinate, the worst coordinate (a one-hot's: plus the rounding
     of its coefficients' sums, which no carried magnitude counts)."""
-    per_output: dict = {}
+    per_output: dict[str, float] = {}
     for (var, _), row in op.weights.items():
         for label, c in row.items():
             per_output[label] = per_output.get(label, 0.0) + abs(c) * fresh.get(var, 0.0)
@@ -280,7 +288,7 @@ def _linear_error(op: Linear, fresh: dict, dtype) -> float:
     return max(per_output.values(), default=0.0) + rounding
 
 
-def _attend_error(op: Attend, fresh: dict, bounds: dict, max_len: int, dtype) -> float:
+def _attend_error(op: Attend, fresh: dict[Var, float], bounds: dict[Var, float], max_len: int, dtype: DTypeLike) -> float:
     """An aggregate or a width head (module docstring); the tilt reads the score's features' whole errors."""
     value_error = fresh.get(op.value, 0.0) if op.value is not None else 0.0
     if op.kind is HeadKind.CATEGORICAL:
@@ -289,13 +297,14 @@ def _attend_error(op: Attend, fresh: dict, bounds: dict, max_len: int, dtype) ->
         sharpness, leak = width_sharpness(op, max_len)
         return leak + _tilt(op, bounds, sharpness)
     sharpness, leak = numerical_sharpness(op, max_len)
+    assert op.value is not None  # an aggregate's head reads a value (numerical_sharpness asserts it)
     values = op.value.values + (op.default,)
     default = abs(float(op.default) - float(np.asarray(op.default, dtype)))
     weights = 1 + 2 * (max_len + 2) * unit_roundoff(dtype)  # the softmax's weights sum to 1, rounded
     return weights * max(value_error, default) + leak + _tilt(op, bounds, sharpness) * spread(values)
 
 
-def _tilt(op: Attend, bounds: dict, sharpness: float) -> float:
+def _tilt(op: Attend, bounds: dict[Var, float], sharpness: float) -> float:
     """How far the weights of two keys meant to score alike may differ, relatively: exp(2 d) - 1,
     d bounding the change of any score (q . k, in units of `sharpness` on q) by its features'
     errors. 0 when every feature is exact: equal scores then come from the same float products."""
@@ -309,7 +318,7 @@ def _tilt(op: Attend, bounds: dict, sharpness: float) -> float:
     return math.expm1(min(2 * sharpness * change, 700.0))
 
 
-def _form(form: dict, bounds: dict) -> tuple[float, float]:
+def _form(form: dict[Any, float], bounds: dict[Var, float]) -> tuple[float, float]:
     """A linear form {feature: coefficient}: the largest it can be and the most its features'
     errors can move it. A number's term is at most |c| times its largest value; a one-hot holds 1 in
     one coordinate at most (none: in none), so its terms are at most its largest |c|, and each

@@ -36,8 +36,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .. import ir
 from ..errors import RaspError, RaspPrecisionError
@@ -45,7 +47,7 @@ from .budget import check_budget
 from .error_bounds import (as_decode, carried_magnitudes, decode_errors, error_bounds, pointwise, relative_roundings,
                            rounding_counts, rounding_error)
 from .layout import lay_out
-from .ops import GatedMap, Graph, NumericMLP
+from .ops import GatedMap, Graph, NumericMLP, Readout
 from .tolerances import NEAREST_VALUE_ROUNDING_SHARE, OUTPUT_TOLERANCE, READOUT_MARGIN, STEP_WINDOW, smallest_gap
 from .variables import Var
 
@@ -68,13 +70,13 @@ class Margin:
     bound: float
     tolerance: float
 
-    def as_meta(self) -> dict:
+    def as_meta(self) -> dict[str, Any]:
         return {"readout": self.reader.label, "kind": self.kind, "reads": self.var.label,
                 "bound": float(self.bound), "tolerance": float(self.tolerance), "proof": "analysis"}
 
 
-def check_precision(graph: Graph, dtype, compiles: Callable[[int], bool] | None = None,
-                    answer_checked_elsewhere: bool = False) -> tuple[list[dict], ImpreciseAnswer | None]:
+def check_precision(graph: Graph, dtype: DTypeLike, compiles: Callable[[int], bool] | None = None,
+                    answer_checked_elsewhere: bool = False) -> tuple[list[dict[str, Any]], ImpreciseAnswer | None]:
     """Raise RaspPrecisionError where `dtype` cannot decode or output a number exactly, with
     advice that is checked to work (`refusal`); else the read-outs as meta.margins, worst first,
     and None. With `answer_checked_elsewhere` (the caller runs every input: every_input.py), a
@@ -91,13 +93,13 @@ def check_precision(graph: Graph, dtype, compiles: Callable[[int], bool] | None 
     return [m.as_meta() for m in margins], unproven
 
 
-def refusal(graph: Graph, dtype, compiles: Callable[[int], bool] | None, error: RaspPrecisionError) -> RaspPrecisionError:
+def refusal(graph: Graph, dtype: DTypeLike, compiles: Callable[[int], bool] | None, error: RaspPrecisionError) -> RaspPrecisionError:
     """`error` with the advice that is checked to work (_advice; `compiles(max_len)`: whether the
     program compiles at another max_len, every check included, for the smaller max_len that would do)."""
     return RaspPrecisionError(error.message + _advice(graph, dtype, compiles, error), error.loc)
 
 
-def _advice(graph: Graph, dtype, compiles, error: RaspPrecisionError) -> str:
+def _advice(graph: Graph, dtype: DTypeLike, compiles: Callable[[int], bool] | None, error: RaspPrecisionError) -> str:
     """"; compile with --dtype float64" when float64 would compile the graph (its precision and its
     size checked here, as the compiler checks them next), else why float64 would not do either;
     for a numerical answer, also a smaller max_len that passes and rounding the answer."""
@@ -110,7 +112,7 @@ def _advice(graph: Graph, dtype, compiles, error: RaspPrecisionError) -> str:
     return advice + "; or round the answer (e.g. map(lambda x: round(x, 4), ...)), which reads it by steps"
 
 
-def _dtype_advice(graph: Graph, dtype) -> str:
+def _dtype_advice(graph: Graph, dtype: DTypeLike) -> str:
     if np.dtype(dtype) == np.float64:
         return ""
     try:
@@ -121,7 +123,7 @@ def _dtype_advice(graph: Graph, dtype) -> str:
     return "; compile with --dtype float64 (dtype=numpy.float64 from Python), which holds them"
 
 
-def _smaller_max_len(graph: Graph, compiles) -> int | None:
+def _smaller_max_len(graph: Graph, compiles: Callable[[int], bool] | None) -> int | None:
     """The largest of max_len / 2, / 4, ... at which the program compiles, when `compiles` is given."""
     max_len = graph.program.max_len // 2
     while compiles is not None and max_len >= 1:
@@ -131,7 +133,7 @@ def _smaller_max_len(graph: Graph, compiles) -> int | None:
     return None
 
 
-def _check(graph: Graph, dtype) -> list[Margin]:
+def _check(graph: Graph, dtype: DTypeLike) -> list[Margin]:
     carried = carried_magnitudes(graph.ops)
     for var, largest in carried.items():
         if not largest <= float(np.finfo(dtype).max):  # also NaN
@@ -141,7 +143,7 @@ def _check(graph: Graph, dtype) -> list[Margin]:
                 var.loc,
             )
     bounds = error_bounds(graph, dtype)
-    margins = []
+    margins: list[Margin] = []
     for op in graph.ops:
         if isinstance(op, NumericMLP) and not op.interpolated:
             answers = [op.fn(p) for p in op.input.values]
@@ -157,7 +159,8 @@ def _check(graph: Graph, dtype) -> list[Margin]:
     return margins
 
 
-def _steps(number: Var, answers: list, carried: dict, bounds: dict, dtype, reader: Var) -> list[Margin]:
+def _steps(number: Var, answers: list[Any], carried: dict[Var, float], bounds: dict[Var, float], dtype: DTypeLike,
+           reader: Var) -> list[Margin]:
     """Every step of `number` (sorted values) where `answers` changes must outlast rounding (within
     STEP_WINDOW of the gap) and the whole error (within the flat quarter gap)."""
     points = number.values
@@ -177,7 +180,7 @@ def _steps(number: Var, answers: list, carried: dict, bounds: dict, dtype, reade
     return [margin]
 
 
-def _answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margin:
+def _answer(graph: Graph, bounds: dict[Var, float], carried: dict[Var, float], dtype: DTypeLike) -> Margin:
     """The read-out of the answer (module docstring's table), checked."""
     readout, output = graph.readout, graph.output
     first = readout.inputs[0]
@@ -203,7 +206,7 @@ def _answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margin:
     return margin
 
 
-def _numerical_answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margin:
+def _numerical_answer(graph: Graph, bounds: dict[Var, float], carried: dict[Var, float], dtype: DTypeLike) -> Margin:
     """The answer's margin at its worst value v: error bound over 1e-5 max(1, |v|). The bound's
     rounding part is ROUNDINGS u |v| when it is relative (error_bounds.relative_roundings); a
     decode's bound is taken value by value (error_bounds.decode_errors)."""
@@ -211,7 +214,8 @@ def _numerical_answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margi
     relative, counts = relative_roundings(graph.ops), rounding_counts(graph)
     number = graph.readout.inputs[0]
     writer = writers[number]
-    decodes = [as_decode(writer, writers)] if as_decode(writer, writers) else []
+    decode = as_decode(writer, writers)
+    decodes = [decode] if decode is not None else []
     if isinstance(writer, GatedMap) and not writer.affine:  # each gate value's piece (+ the gate's error)
         decodes = [(writer.input, list(writer.answers[g]), g in writer.interpolated) for g in writer.gate.values]
     if decodes:
@@ -229,27 +233,30 @@ def _numerical_answer(graph: Graph, bounds: dict, carried: dict, dtype) -> Margi
     return Margin(number, graph.output, "numerical", float(bound[worst]), float(tolerance[worst]))
 
 
-def _nearest_value_error(graph: Graph, bounds: dict, gap: float, dtype) -> float:
+def _nearest_value_error(graph: Graph, bounds: dict[Var, float], gap: float, dtype: DTypeLike) -> float:
     """How far a nearest-value read-out's number may stray, in its own units: the number's error,
     plus B gap times the high digit's for a two-digit read-out, taken value by value where both are
     step MLPs of one input (passes/number_readout.py writes them so)."""
     readout, writers = graph.readout, graph.writers()
     if len(readout.inputs) == 1:
         return bounds[readout.inputs[0]]
-    decodes = [as_decode(writers[v], writers) for v in readout.inputs]
-    if all(decodes) and len({d[0] for d in decodes}) == 1:
+    decodes = [d for d in (as_decode(writers[v], writers) for v in readout.inputs) if d is not None]
+    if len(decodes) == len(readout.inputs) and len({d[0] for d in decodes}) == 1:
         number, high = (decode_errors(*d, v, bounds.get(d[0], 0.0), dtype) for d, v in zip(decodes, readout.inputs))
         return float(np.max(number + high * gap * _digit_base(readout)))
     return bounds[readout.inputs[0]] + sum(bounds[v] for v in readout.inputs[1:]) * gap * _digit_base(readout)
 
 
-def _digit_base(readout) -> int:
+def _digit_base(readout: Readout) -> int:
     """B of a two-digit read-out (passes/number_readout.py): an error in the high digit moves the
     low one by B; 1 for a read-out of one number."""
-    return math.isqrt(len(readout.classes) - 1) + 1 if len(readout.inputs) > 1 else 1
+    if len(readout.inputs) <= 1:
+        return 1
+    assert readout.classes is not None  # a nearest-value read-out has its values' classes
+    return math.isqrt(len(readout.classes) - 1) + 1
 
 
-def _within(margin: Margin, dtype, what: str, numerical_answer: bool = False) -> None:
+def _within(margin: Margin, dtype: DTypeLike, what: str, numerical_answer: bool = False) -> None:
     if margin.bound <= margin.tolerance:
         return
     kind = ImpreciseAnswer if numerical_answer else RaspPrecisionError

@@ -6,15 +6,15 @@ names a function here (a parameter or a binding of the same name hides it).
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 from collections.abc import Iterable
 
 from . import syntax_tree, lambda_eval
 from .. import ir
-from ..errors import RaspNameError, RaspTypeError
+from ..errors import Loc, RaspNameError, RaspTypeError
 from ..suggest import did_you_mean
 from .elementwise import elementwise
-from .scope import BUILTIN_FUNCTIONS, BUILTIN_SOPS, SCALAR, Lowering, Scope, check_distinct, kind
+from .scope import BUILTIN_FUNCTIONS, BUILTIN_SOPS, SCALAR, Lowering, Scope, Value, check_distinct, kind
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth")
 
@@ -92,7 +92,7 @@ def make_lambda(lam: syntax_tree.Lambda, call: syntax_tree.Call, arity: int, sco
         )
     check_distinct(lam.params)
 
-    def resolve(name: syntax_tree.Name) -> ir.Value:
+    def resolve(name: syntax_tree.Name) -> ir.Value | tuple[Any, ...] | None:
         value = lowering.lookup(name, scope)
         if isinstance(value, (ir.SOp, ir.Selector)):
             raise RaspTypeError(
@@ -129,11 +129,18 @@ class BuiltinCall:
 
     def sop(self, index: int, encoding: str = ir.CATEGORICAL) -> ir.SOp:
         """Argument `index` as an s-op (a scalar given there is the constant s-op)."""
-        return self.lowering.as_sop(self.expect(index, SOP_OR_CONSTANT), self.args[index].loc, encoding)
+        return self._as_sop(self.expect(index, SOP_OR_CONSTANT), self.args[index].loc, encoding)
+
+    def _as_sop(self, value: Value, loc: Loc | None, encoding: str) -> ir.SOp:
+        """lowering.as_sop of an s-op or a scalar (what SOP_OR_CONSTANT lets through): an s-op."""
+        sop = self.lowering.as_sop(value, loc, encoding)
+        assert isinstance(sop, ir.SOp)  # as_sop makes a scalar the constant s-op
+        return sop
 
     def function(self, index: int) -> ir.Fn:
         """The lambda at argument `index`, made."""
         arity = lambda_arity(self.call.func, index, len(self.args))
+        assert arity is not None  # function() is asked only where the built-in takes a lambda
         return make_lambda(self.expect(index, syntax_tree.Lambda), self.call, arity, self.scope, self.lowering)
 
     def to_ir(self):
@@ -175,10 +182,11 @@ class BuiltinCall:
         encoding = ir.NUMERICAL if self.call.func == "numerical" else ir.CATEGORICAL
         value = self.expect(0, SOP_OR_CONSTANT)
         if not isinstance(value, ir.SOp):
-            return self.lowering.as_sop(value, self.args[0].loc, encoding)
+            return self._as_sop(value, self.args[0].loc, encoding)
         node = ir.numerical(value) if encoding == ir.NUMERICAL else ir.categorical(value)
-        read = self.lowering.constant_of(node.sop) if isinstance(node, ir.Aggregate) else None
-        if read is not None:  # the constant an aggregate reads takes the aggregate's encoding
-            node.sop = self.lowering.as_sop(read, node.sop.loc, encoding)
+        if isinstance(node, ir.Aggregate):
+            read = self.lowering.constant_of(node.sop)
+            if read is not None:  # the constant an aggregate reads takes the aggregate's encoding
+                node.sop = self._as_sop(read, node.sop.loc, encoding)
         node.label, node.loc = None, value.loc or self.call.loc  # a new node: named when bound, like any other
         return node

@@ -51,7 +51,7 @@ def expand(call: syntax_tree.Call, scope: Scope, lowering: Lowering):
     return lowering.expr(d.result, local)
 
 
-def _argument(call: syntax_tree.Call, arg: syntax_tree.Node, index: int, scope: Scope, lowering: Lowering):
+def _argument(call: syntax_tree.Call, arg: syntax_tree.Argument, index: int, scope: Scope, lowering: Lowering):
     """Argument `index` of a def call: an s-op, a selector or a constant (not a lambda)."""
     if isinstance(arg, (syntax_tree.Lambda, syntax_tree.CompareOp)):
         shown = "a lambda" if isinstance(arg, syntax_tree.Lambda) else f"the comparison operator '{arg.op}'"
@@ -59,7 +59,7 @@ def _argument(call: syntax_tree.Call, arg: syntax_tree.Node, index: int, scope: 
     return lowering.expr(arg, scope)
 
 
-def _wrong_kind(call: syntax_tree.Call, index: int, shown: str, arg: syntax_tree.Node) -> RaspTypeError:
+def _wrong_kind(call: syntax_tree.Call, index: int, shown: str, arg: syntax_tree.Argument) -> RaspTypeError:
     ordinal = ORDINALS[index] if index < len(ORDINALS) else f"{index + 1}th"
     return RaspTypeError(f"{call.func} expects {KIND_NAMES[ANY_KIND]} as its {ordinal} argument, got {shown}", arg.loc)
 
@@ -130,7 +130,7 @@ def check_recursion(defs: dict[str, syntax_tree.Def]) -> None:
 
 def _def_calls(d: syntax_tree.Def, defs: dict[str, syntax_tree.Def]) -> list[syntax_tree.Call]:
     """The calls of defs in `d`'s body, in textual order, outside lambdas and not hidden."""
-    hidden = {p.name for p in d.params}
+    hidden: set[str | None] = {p.name for p in d.params}  # + None, the result's, added last
     found: list[syntax_tree.Call] = []
     for name, expr in [(stmt.name, stmt.value) for stmt in d.body] + [(None, d.result)]:
         stack: list[syntax_tree.Node] = [expr]

@@ -42,7 +42,9 @@ class ExpressionLowering:
         if isinstance(e, syntax_tree.Literal):
             return e.value
         if isinstance(e, syntax_tree.Name):
-            return self.lookup(e, scope)
+            value = self.lookup(e, scope)
+            assert value is not None  # None is bound only in a def's check (defs.check_def), which lowers nothing
+            return value
         if isinstance(e, syntax_tree.Unary):
             return self._unary(e, self.expr(e.operand, scope))
         if isinstance(e, syntax_tree.Binary):
@@ -67,7 +69,7 @@ class ExpressionLowering:
             return expand(call, scope, self)
         not_a_function(call, self.defs)
 
-    def lookup(self, name: syntax_tree.Name, scope: Scope) -> Value:
+    def lookup(self, name: syntax_tree.Name, scope: Scope) -> Value | None:
         if name.name in BUILTIN_SOPS:
             return BUILTIN_SOPS[name.name]
         binding = scope.find(name.name)
@@ -80,7 +82,7 @@ class ExpressionLowering:
             raise RaspNameError(f"'{name.name}' is used before it is bound (line {later.line})", name.loc)
         raise RaspNameError(f"unknown name '{name.name}'{did_you_mean(name.name, self.visible(scope))}", name.loc)
 
-    def visible(self, scope: Scope) -> set[str]:
+    def visible(self, scope: Scope | None) -> set[str]:
         """Every name an expression in `scope` may use: built-in s-ops and the names bound so far."""
         names, here = set(BUILTIN_SOPS), scope
         while here is not None:
@@ -112,7 +114,7 @@ class ExpressionLowering:
         value.label = label
         self.def_locals.add(value)
 
-    def as_sop(self, value: Value, loc: Loc, encoding: str = ir.CATEGORICAL) -> Value:
+    def as_sop(self, value: Value, loc: Loc | None, encoding: str = ir.CATEGORICAL) -> Value:
         if not isinstance(value, SCALAR):
             return value
         if encoding == ir.NUMERICAL and not is_number(value):
@@ -124,7 +126,7 @@ class ExpressionLowering:
     def constant_of(self, sop: ir.SOp) -> ir.Value | None:
         return self.constants.get(sop)
 
-    def _constant(self, e: syntax_tree.Node, scope: Scope, where: str) -> ir.Value | tuple:
+    def _constant(self, e: syntax_tree.Expr, scope: Scope, where: str) -> ir.Value | tuple:
         value = self.expr(e, scope)
         if isinstance(value, (ir.SOp, ir.Selector)):
             raise RaspTypeError(
@@ -145,10 +147,9 @@ class ExpressionLowering:
         return _fold(e, f"cannot compute '{e.op}' on this constant", lambda: lambda_eval.unary(e.op, operand))
 
     def _binary(self, e: syntax_tree.Binary, left: Value, right: Value) -> Value:
-        selectors = isinstance(left, ir.Selector) + isinstance(right, ir.Selector)
-        if selectors == 2 and e.op in ("and", "or"):
+        if isinstance(left, ir.Selector) and isinstance(right, ir.Selector) and e.op in ("and", "or"):
             return (ir.SelectAnd if e.op == "and" else ir.SelectOr)(left, right, loc=e.loc)
-        if selectors:
+        if isinstance(left, ir.Selector) or isinstance(right, ir.Selector):
             other = right if isinstance(left, ir.Selector) else left
             if e.op in ("and", "or"):
                 raise RaspTypeError(f"'{e.op}' combines a selector with another selector, not with {kind(other)}", e.loc)
@@ -158,7 +159,9 @@ class ExpressionLowering:
             fn = _operator(lambda x, y: lambda_eval.binary(op, x, y), f"x {op} y", e.loc)
             return ir.SequenceMap(fn, left, right, loc=e.loc)
         if isinstance(left, ir.SOp):
-            fn = _operator(lambda x: lambda_eval.binary(op, x, right), f"x {op} {lambda_eval.literal(right)}", e.loc)
+            constant = right
+            assert not isinstance(constant, ir.SOp)  # both s-ops: a SequenceMap, above
+            fn = _operator(lambda x: lambda_eval.binary(op, x, constant), f"x {op} {lambda_eval.literal(right)}", e.loc)
             return ir.Map(fn, left, loc=e.loc)
         if isinstance(right, ir.SOp):
             fn = _operator(lambda y: lambda_eval.binary(op, left, y), f"{lambda_eval.literal(left)} {op} x", e.loc)
@@ -181,7 +184,7 @@ def _operator(compute: Callable[..., Value], text: str, loc: Loc) -> ir.Fn:
     return ir.Fn(lambda *values: lambda_eval.scalar(compute(*values)), text, loc)
 
 
-def _fold(e: syntax_tree.Node, failed: str, compute: Callable[[], Value]) -> Value:
+def _fold(e: syntax_tree.Expr, failed: str, compute: Callable[[], Value]) -> Value:
     """The value of an operator on constants; a RaspValueError at the operator if it fails
     (`failed` says what could not be done)."""
     try:

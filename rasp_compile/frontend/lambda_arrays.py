@@ -21,7 +21,7 @@ computed for every element (so a division the short-circuit guards may decline t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -58,13 +58,13 @@ def results_on_arrays(fn: Fn, rows: list[tuple]) -> list | None:
         fn.remember_all(members, computed)
         if results is not None and where is None:
             results = computed
-        elif results is not None:
+        elif results is not None and where is not None:
             for i, result in zip(where, computed):
                 results[i] = result
     return results
 
 
-def _by_types(rows: list[tuple]) -> dict[tuple, tuple[list | None, list[tuple]]]:
+def _by_types(rows: list[tuple]) -> Mapping[tuple, tuple[list | None, list[tuple]]]:
     """`rows` grouped by the types of their arguments: types -> (the rows' places in `rows`,
     None for all of them in order; the rows)."""
     width = len(rows[0])
@@ -80,10 +80,12 @@ def _by_types(rows: list[tuple]) -> dict[tuple, tuple[list | None, list[tuple]]]
 
 def _group_results(fn: Fn, types: tuple, rows: list[tuple]) -> list | None:
     """fn on each of `rows` (argument `types` alike in every row) as Python values, or None."""
-    columns = [np.array([row[i] for row in rows], dtype=ARRAY_TYPES[kind]) for i, kind in enumerate(types)]
+    columns: list[np.ndarray] = [np.array([row[i] for row in rows], dtype=ARRAY_TYPES[kind]) for i, kind in enumerate(types)]
+    on_arrays = fn.on_arrays
+    assert on_arrays is not None  # results_on_arrays asks only then
     with np.errstate(all="ignore"):
         try:
-            held = fn.on_arrays(*map(_checked, columns))
+            held = on_arrays(*map(_checked, columns))
         except Declined:
             return None
     if held.dtype.kind not in "bifO":  # O: the string literals a choice picked, themselves
@@ -93,7 +95,7 @@ def _group_results(fn: Fn, types: tuple, rows: list[tuple]) -> list | None:
     return np.broadcast_to(held, (len(rows),)).tolist()  # a lambda of no parameter is one value
 
 
-def array_closure(expr: syntax_tree.Expr) -> Callable[[dict], np.ndarray] | None:
+def array_closure(expr: syntax_tree.Argument) -> Callable[[dict], np.ndarray] | None:
     """The body as a function of {name: array} -> array, or None when some node has no array form."""
     if isinstance(expr, syntax_tree.Literal):
         value = expr.value
@@ -115,14 +117,14 @@ def array_closure(expr: syntax_tree.Expr) -> Callable[[dict], np.ndarray] | None
     if isinstance(expr, syntax_tree.Binary):
         return _binary(expr)
     if isinstance(expr, syntax_tree.Ternary):
-        parts = [array_closure(e) for e in (expr.cond, expr.then, expr.orelse)]
-        if None in parts:
+        cond, then, orelse = [array_closure(e) for e in (expr.cond, expr.then, expr.orelse)]
+        if cond is None or then is None or orelse is None:
             return None
-        cond, then, orelse = parts
         return lambda env: _where(_truth(cond(env)), then(env), orelse(env))
     if isinstance(expr, syntax_tree.Call) and expr.func in ARRAY_FUNCTIONS:
-        args = [array_closure(a) for a in expr.args]
-        if None in args:
+        closures = [array_closure(a) for a in expr.args]
+        args = [a for a in closures if a is not None]
+        if len(args) < len(closures):
             return None
         function = ARRAY_FUNCTIONS[expr.func]
         return lambda env: _checked(function(*(a(env) for a in args)))

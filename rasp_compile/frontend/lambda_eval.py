@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
+from typing import Any
 
 from . import syntax_tree
 from .lambda_arrays import array_closure
@@ -158,14 +159,14 @@ def scalar(value):
     return value
 
 
-def unary(op: str, value: ir.Value) -> ir.Value:
-    """`-value` or `not value`."""
+def unary(op: str, value: Any) -> ir.Value:
+    """`-value` or `not value` (of any value: Python's own TypeError refuses `-"a"`)."""
     if op == "not":
         return not value
     return bounded(-value)
 
 
-def binary(op: str, left: ir.Value, right: ir.Value) -> ir.Value:
+def binary(op: str, left: ir.Value | tuple[Any, ...], right: ir.Value | tuple[Any, ...]) -> ir.Value | tuple[Any, ...]:
     """`left op right` on two values (`and`/`or` as Python's, on already computed operands)."""
     if op == "and":
         return right if left else left
@@ -184,12 +185,12 @@ def binary(op: str, left: ir.Value, right: ir.Value) -> ir.Value:
     return bounded(OPERATORS[op](left, right))
 
 
-def evaluate(expr: syntax_tree.Expr, env: dict[str, ir.Value]) -> ir.Value:
+def evaluate(expr: syntax_tree.Expr, env: dict[str, ir.Value]) -> ir.Value | tuple[Any, ...]:
     """The value of a checked lambda body, its names taken from `env`."""
     return closure(expr)(env)
 
 
-def closure(expr: syntax_tree.Expr) -> Callable[[dict], ir.Value]:
+def closure(expr: syntax_tree.Argument) -> Callable[[dict], ir.Value | tuple[Any, ...]]:
     """The body turned once into nested Python closures, env -> value: the tree is dispatched
     on here, not at every call (value sets call a lambda on every combination of values)."""
     if isinstance(expr, syntax_tree.Literal):
@@ -225,7 +226,7 @@ def closure(expr: syntax_tree.Expr) -> Callable[[dict], ir.Value]:
 
 def make_fn(
     lam: syntax_tree.Lambda,
-    resolve: Callable[[syntax_tree.Name], ir.Value],
+    resolve: Callable[[syntax_tree.Name], ir.Value | tuple[Any, ...] | None],
     bound: Callable[[str], Loc | None] = lambda name: None,
 ) -> ir.Fn:
     """Check `lam`'s body and build its `ir.Fn`.
@@ -236,7 +237,7 @@ def make_fn(
     bound name hides the function of the same name, so calling it is an error.
     """
     params = [p.name for p in lam.params]
-    constants: dict[str, ir.Value] = {}
+    constants: dict[str, ir.Value | tuple[Any, ...] | None] = {}  # None: in a def's check (defs.check_def)
     for node in syntax_tree.walk(lam.body):
         if isinstance(node, syntax_tree.Name) and node.name not in params:
             constants[node.name] = resolve(node)
@@ -261,7 +262,7 @@ def _on_arrays(body: syntax_tree.Expr, params: list[str], constants: dict) -> Ca
     constant_arrays = {name: as_array([value]) for name, value in constants.items()}
     if arrays is None or any(a is None for a in constant_arrays.values()):
         return None
-    constant_arrays = {name: a.reshape(()) for name, a in constant_arrays.items()}
+    constant_arrays = {name: a.reshape(()) for name, a in constant_arrays.items() if a is not None}
     return lambda *values: arrays({**constant_arrays, **dict(zip(params, values))})
 
 

@@ -122,6 +122,7 @@ def clamp(loc: Loc, text: str) -> Loc:
 
 
 def _loc(token: Token) -> Loc:
+    assert token.line is not None and token.column is not None  # the lexer places every token it makes
     return Loc(token.line, token.column)
 
 
@@ -160,6 +161,7 @@ def _expected(names: set[str]) -> str:
 def _syntax_error(error: UnexpectedInput, text: str) -> RaspSyntaxError:
     line, col = error.line, error.column
     if isinstance(error, UnexpectedCharacters):
+        assert error.pos_in_stream is not None  # the lexer says where it stopped
         char = text[error.pos_in_stream]
         if char in "\"'":
             message = "unterminated string (a string ends with its opening quote, on the same line)"
@@ -224,15 +226,17 @@ def _innermost_open(stack: list) -> Token | None:
 def _end(item: Token | Tree) -> Loc | None:
     """Just after the last character of a token or a (partly) parsed rule; None if it is empty."""
     if isinstance(item, Token):
+        assert item.end_line is not None and item.end_column is not None  # the lexer places every token it makes
         return Loc(item.end_line, item.end_column)
     return None if item.meta.empty else Loc(item.meta.end_line, item.meta.end_column)
 
 
 def _check_depth(module: syntax_tree.Module) -> None:
-    stack = [(module, 0)]
+    stack: list[tuple[syntax_tree.Node, int]] = [(module, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
+            assert isinstance(node, syntax_tree.Argument | syntax_tree.Statement)  # the Module, at depth 0, has no loc
             raise RaspSyntaxError(f"expression nested too deeply (more than {MAX_DEPTH} levels)", node.loc)
         stack.extend((child, depth + 1) for child in syntax_tree.children(node))
 

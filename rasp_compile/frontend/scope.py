@@ -68,8 +68,9 @@ class Lowering(Protocol):
     def expr(self, e: syntax_tree.Node, scope: Scope) -> Value:
         """An expression lowered to an s-op, a selector or a constant."""
 
-    def lookup(self, name: syntax_tree.Name, scope: Scope) -> Value:
-        """The value a name has in `scope`; a located RaspError if it has none."""
+    def lookup(self, name: syntax_tree.Name, scope: Scope) -> Value | None:
+        """The value a name has in `scope` (None in a def checked without a call: `Binding`); a
+        located RaspError if it has none."""
 
     def bind(self, name: str, value: Value | None, loc: Loc, scope: Scope) -> None:
         """Bind `name` in `scope`; a located RaspNameError if it cannot be bound there."""
@@ -77,7 +78,7 @@ class Lowering(Protocol):
     def name_local(self, value: Value, name: str) -> None:
         """Label a def's local s-op or selector `def.local` when nothing named it yet."""
 
-    def as_sop(self, value: Value, loc: Loc, encoding: str = ir.CATEGORICAL) -> Value:
+    def as_sop(self, value: Value, loc: Loc | None, encoding: str = ir.CATEGORICAL) -> Value:
         """A scalar as the constant s-op holding it at every position; anything else as it is."""
 
     def constant_of(self, sop: ir.SOp) -> ir.Value | None:

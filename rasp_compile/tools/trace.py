@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 import numpy as np
 
@@ -84,7 +85,7 @@ class Trace:
         if self.model.meta["output"]["encoding"] != "numerical":
             return predicted
         numbers = output_numbers(self.variables)
-        return [meaning(v, numbers) for v in predicted]
+        return [meaning(cast(float, v), numbers) for v in predicted]  # a numerical output's predictions are numbers
 
     @cached_property
     def program(self) -> ir.Program | None:
