@@ -118,7 +118,7 @@ def compile(
         check_max_len(max_len)
     value_sets = None  # inferred once, by the check at the max_len compiled (not its own)
     if isinstance(program, PathLike):
-        program, value_sets = load_checked(program, max_len)
+        program, value_sets = load_checked(Path(program), max_len)
     elif isinstance(program, str):
         program, value_sets = parse_checked(program, max_len=max_len)
     return compile_program(program, max_len=max_len, dtype=dtype, disabled=disabled, value_sets=value_sets)
