@@ -5,7 +5,7 @@ A compiled model is sparse: a layer reads a few columns of the residual stream a
 others, a head uses few of its query, key and value dimensions, and many layers copy one input to
 each output. `plan` cuts every weight matrix to the rows and columns that hold its nonzero
 entries; `cached_plan` keeps the plans of the last few models run (building one costs about as
-much as a forward pass of a hundred short sequences):
+much as a forward pass of a hundred short sequences), by the model object itself:
 
 - a linear layer reads the residual columns where its weights have a nonzero row, and writes those
   where they (or the bias) have a nonzero column: a span of columns (a view) when at least half of
@@ -15,7 +15,10 @@ much as a forward pass of a hundred short sequences):
 - a head keeps the query/key dimensions where both its query and its key weights (bias included)
   are nonzero, and the value dimensions its output projection reads; every head of a layer keeps
   the same number (the largest), filled up with dimensions of its own that add zero;
-- a sub-layer that writes nothing, a bias or a position embedding that is all zero is left out.
+- a sub-layer that writes nothing, a bias or a position embedding that is all zero is left out;
+- the embedding of a small model is one table of `wte[token] + wpe[position]` for every position
+  and token (`embedding_table`): one gather per forward pass instead of a gather and an addition,
+  each row the very sum the pass adds.
 
 Every term left out is a product with an exact zero, so each number computed is the sum of the
 same nonzero terms as in the full computation: results agree with `forward.gpt` to float rounding
@@ -35,7 +38,6 @@ computation would multiply by zero weights alone (0 · inf is NaN there) goes un
 
 from __future__ import annotations
 
-import hashlib
 import math
 import weakref
 from collections.abc import Hashable
@@ -108,10 +110,13 @@ class MlpPlan:
 @dataclass(frozen=True)
 class Plan:
     """A model cut to its nonzero weights. blocks: per block, (AttentionPlan or None, MlpPlan or
-    None); a sub-layer that writes nothing is None. wpe is None when it is all zero."""
+    None); a sub-layer that writes nothing is None. wpe is None when it is all zero; embed, when
+    not None, is `embedding_table`'s [n_ctx · n_vocab, d_model] (row p · n_vocab + t: token t at
+    position p), to be used instead of wte and wpe."""
 
     wte: np.ndarray
     wpe: np.ndarray | None
+    embed: np.ndarray | None
     blocks: list[tuple[AttentionPlan | None, MlpPlan | None]]
     unembed: Dense
     causal: bool
@@ -196,6 +201,21 @@ def mlp_plan(c_fc: dict[str, np.ndarray], c_proj: dict[str, np.ndarray]) -> MlpP
     return MlpPlan(dense(c_fc["w"], c_fc["b"], slice(0, c_fc["w"].shape[1])), proj)
 
 
+EMBED_TABLE_BYTES = 2**22
+"""`embedding_table` is built when it takes at most this many bytes (4 MB: a model of a few
+dozen positions, tokens and dimensions, the kind whose forward pass NumPy's per-operation cost
+weighs on); a larger model pays the extra addition, a small share of its pass."""
+
+
+def embedding_table(wte: np.ndarray, wpe: np.ndarray) -> np.ndarray | None:
+    """[n_vocab, d_model], [n_ctx, d_model] -> [n_ctx · n_vocab, d_model]: row p · n_vocab + t is
+    wte[t] + wpe[p], the sum the forward pass adds at token t, position p; None when larger
+    than EMBED_TABLE_BYTES."""
+    if wte.itemsize * len(wpe) * wte.size > EMBED_TABLE_BYTES:
+        return None
+    return (wpe[:, None, :] + wte[None, :, :]).reshape(len(wpe) * len(wte), wte.shape[1])
+
+
 def plan(model: ModelLike) -> Plan:
     """The model cut to its nonzero weights (see the module's docstring)."""
     blocks = []
@@ -205,43 +225,46 @@ def plan(model: ModelLike) -> Plan:
         blocks.append((attn, mlp_plan(**block["mlp"]) if "mlp" in block else None))
     wpe = model.params["wpe"]
     unembed = model.params["unembed"]
-    return Plan(model.params["wte"], wpe if wpe.any() else None, blocks,
+    wte, wpe = model.params["wte"], (wpe if wpe.any() else None)
+    return Plan(wte, wpe, None if wpe is None else embedding_table(wte, wpe), blocks,
                 dense(unembed, model.params.get("unembed_b"), slice(0, unembed.shape[1])),
                 model.meta["causal"], model.meta["activation"], Tiled())
 
 
 PLANS_KEPT = 8
-"""`cached_plan` keeps the plans of the last PLANS_KEPT models it was asked for."""
+"""`cached_plan` keeps the plans of the last PLANS_KEPT models it was asked for (and drops a
+model's plan as soon as the model itself is gone)."""
 Identity = tuple[str, tuple[tuple[str, np.ndarray], ...]]  # _identity's: meta fields read, (key, array) pairs
-_plans: dict[bytes, Plan] = {}
-_seen: dict[int, tuple[weakref.ref[ModelLike], Identity, bytes]] = {}  # id(model) -> (the model, identity, content key)
+_plans: dict[int, tuple[weakref.ref[ModelLike], Identity, Plan]] = {}  # id(model) -> (the model, identity, plan)
 
 
 def cached_plan(model: ModelLike) -> Plan:
-    """`plan(model)`, kept by the model's contents: building a small model's plan takes about as
-    long as its forward pass on a few hundred sequences, and a model is usually run many times.
+    """`plan(model)`, kept for the model object: building a small model's plan takes about as long
+    as its forward pass on a few hundred sequences, and a model is usually run many times.
 
-    The key is a hash of every array's bytes (and type) and of the meta fields the pass reads
-    (`content_key`: about 0.2 s for a 50M-parameter model), computed once per model object: the
-    arrays are then made read-only, and while the model holds the same array objects, still
-    read-only, and the same meta fields, the key stands. Weights edited afterwards go through
-    NumPy's `array.flags.writeable = True` or a new array in `model.params`; either is seen
-    here, and the weights are hashed again."""
-    seen = _seen.get(id(model))
-    if seen is not None and seen[0]() is model and _unchanged(seen[1], _identity(model)):
-        key = seen[2]
-    else:
-        key = content_key(model)
-        for array in model.params.values():
-            array.flags.writeable = False
-        if len(_seen) >= PLANS_KEPT:
-            del _seen[next(iter(_seen))]  # the oldest
-        _seen[id(model)] = (weakref.ref(model), _identity(model), key)
-    if key not in _plans:
-        if len(_plans) >= PLANS_KEPT:
-            del _plans[next(iter(_plans))]  # the oldest
-        _plans[key] = plan(model)
-    return _plans[key]
+    No weight is read to find it (hashing a 50M-parameter model's weights took 0.2 s): the first
+    time, the model's arrays are made read-only, and while the model holds the same array
+    objects, still read-only, and the same meta fields the pass reads (`_identity`), its plan
+    stands. Weights edited afterwards go through NumPy's `array.flags.writeable = True` or a new
+    array in `model.params`; either is seen here, and the plan is built again."""
+    kept = _plans.get(id(model))
+    if kept is not None and kept[0]() is model and _unchanged(kept[1], _identity(model)):
+        return kept[2]
+    for array in model.params.values():
+        array.flags.writeable = False
+    built = plan(model)
+    _plans.pop(id(model), None)
+    if len(_plans) >= PLANS_KEPT:
+        del _plans[next(iter(_plans))]  # the oldest
+    key = id(model)
+    _plans[key] = (weakref.ref(model, lambda ref: _forget(key, ref)), _identity(model), built)
+    return built
+
+
+def _forget(key: int, ref: weakref.ref[ModelLike]) -> None:
+    """Drop the plan of a model that is gone (`ref`, now dead, is the one its entry holds)."""
+    if key in _plans and _plans[key][0] is ref:
+        del _plans[key]
 
 
 def _identity(model: ModelLike) -> Identity:
@@ -257,14 +280,3 @@ def _unchanged(before: Identity, now: Identity) -> bool:
     return meta_before == meta_now and len(arrays_before) == len(arrays_now) and all(
         key == key_now and array is array_now and not array_now.flags.writeable
         for (key, array), (key_now, array_now) in zip(arrays_before, arrays_now))
-
-
-def content_key(model: ModelLike) -> bytes:
-    """A hash of every array's bytes, type and shape and of the meta fields the pass reads."""
-    hasher = hashlib.blake2b(digest_size=20)
-    meta = model.meta
-    hasher.update(repr([meta["layers"], meta["causal"], meta["activation"]]).encode())
-    for key, array in model.params.items():
-        hasher.update(repr((key, type(array), array.dtype.str, array.shape)).encode())
-        hasher.update(np.ascontiguousarray(array).view(np.ndarray).data)
-    return hasher.digest()
