@@ -19,8 +19,14 @@ away again, or kept), or a causal running sum (a mean times the length); at a ma
 NUMERICAL_MAX_LENS. The compiler must then either agree within the tolerance or refuse the program
 with a RaspError (a RaspPrecisionError, or a size the compiler will not build), counted as "refused".
 
-Outcomes: agreed, rejected, refused (--numerical), disagreed (the first bad input is listed), crashed (any other
-exception, anywhere from generation to forward pass: its type and message are listed).
+In either mode a program the checker accepts may still be refused by the compiler's size budget
+(a RaspSizeError: each value set is within the checker's limits, but a part of the residual, a
+combined key of several s-ops say, takes more than the budget allows; its message names that
+part): it is counted as "refused" too, with the message, not as a crash.
+
+Outcomes: agreed, rejected, refused (for precision with --numerical, or for size), disagreed (the first bad
+input is listed), crashed (any other exception, anywhere from generation to forward pass: its type and
+message are listed).
 Exit status 1 when any program disagreed or crashed, else 0.
 """
 
@@ -36,7 +42,7 @@ from pathlib import Path
 
 from rasp_compile import ir
 from rasp_compile.compiler import compile_program
-from rasp_compile.errors import RaspError
+from rasp_compile.errors import RaspError, RaspSizeError
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.testing.differential import disagreements, random_inputs
 from rasp_compile.testing.random_programs import random_program
@@ -80,9 +86,9 @@ def check_program(seed: int, index: int, max_len: int | None = None, numerical: 
         try:
             model = compile_program(program)
         except RaspError as refusal:  # programs built from the IR here carry no locations to check
-            if not numerical:
+            if not numerical and not isinstance(refusal, RaspSizeError):
                 raise
-            return Outcome(index, rng_seed, "refused", program=program, detail=type(refusal).__name__)
+            return Outcome(index, rng_seed, "refused", program=program, detail=f"{type(refusal).__name__}: {refusal}")
         bad, compared = disagreements(model, program, inputs)
     except Exception as error:  # a crash anywhere is a finding, reported with its type
         return Outcome(index, rng_seed, "crashed", program=program, detail=f"{type(error).__name__}: {error}")
@@ -180,7 +186,7 @@ def summary_line(outcomes: list[Outcome]) -> str:
     compiled = len(outcomes) - counts["rejected"] - counts["refused"]
     compared = sum(outcome.compared for outcome in outcomes)
     return (f"agreed on {counts['agreed']:,} of {compiled:,} programs ({compared:,} inputs compared); "
-            f"{counts['rejected']:,} rejected by the checker, {counts['refused']:,} refused for precision, "
+            f"{counts['rejected']:,} rejected by the checker, {counts['refused']:,} refused for precision or size, "
             f"{counts['disagreed']:,} disagreed, "
             f"{counts['crashed']:,} crashed")
 
@@ -214,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             out.write(f"python bench/fuzz.py {' '.join(argv if argv is not None else sys.argv[1:])}\n"
                       f": {summary_line(outcomes)}\n\n")
     failures = [outcome for outcome in outcomes if outcome.status in ("disagreed", "crashed")]
-    for outcome in failures:
+    too_large = [outcome for outcome in outcomes if outcome.detail.startswith(RaspSizeError.__name__)]
+    for outcome in failures + too_large:  # the refusals for size with the budget's reason, not failures
         report_failure(outcome)
     return 1 if failures else 0
 

@@ -73,6 +73,11 @@ class RaspValueError(RaspError):
     """A lambda that fails on some input values, or a value set that cannot be inferred."""
 
 
+class RaspSizeError(RaspValueError):
+    """The program is sound and every value set within the checker's limits, but its model would
+    be larger than the compiler builds (compiler/budget.py); the message says which part."""
+
+
 class RaspRuntimeError(RaspError):
     """The reference interpreter met a program error on a concrete input (e.g. a categorical
     aggregate that selects several different values)."""

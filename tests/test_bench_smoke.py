@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from rasp_compile.compiler import compile_program
+from rasp_compile.errors import RaspSizeError, RaspValueError
 from rasp_compile.tools.flops import count_flops
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.model import n_nonzero, n_params
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FUZZ_PROGRAMS = 5
 SAMPLES = 20
 SUMMARY = re.compile(r"agreed on (\d+) of (\d+) programs \(([\d,]+) inputs compared\); (\d+) rejected by the "
-                     r"checker, (\d+) refused for precision, (\d+) disagreed, (\d+) crashed")
+                     r"checker, (\d+) refused for precision or size, (\d+) disagreed, (\d+) crashed")
 COLUMNS = ["max_len", "layers", "heads", "d_model", "params", "non-zero", "FLOPs", "compile s", "seq/s",
            "ms/1000", "accuracy %", "skipped"]
 
@@ -100,3 +101,23 @@ def test_fuzz_at_a_given_max_len_compiles_programs_there():
     assert all(o.status in ("agreed", "rejected") for o in outcomes)
     assert all(o.program.max_len == 12 for o in outcomes)
     assert any(o.status == "agreed" and o.compared > 0 for o in outcomes)
+
+
+def test_a_program_the_checker_accepts_and_the_budget_refuses_is_refused_not_crashed(monkeypatch):
+    """The checker bounds each value set; the budget, the model they make: a combined key of
+    several s-ops can pass the first and not the second (program 153 of seed 1 at max_len 16).
+    The fuzz counts that refusal as such, with the budget's message saying which part is too wide."""
+    refusal = RaspSizeError("the model would need about 575,097,725 parameters: each value set is within the "
+                            "checker's limits, but the combined key of ...", None)
+
+    def raising(error):
+        def compile_raising(program):
+            raise error
+        return compile_raising
+
+    monkeypatch.setattr(fuzz, "compile_program", raising(refusal))
+    outcome = fuzz.check_program(1, 0)
+    assert outcome.status == "refused"
+    assert outcome.detail == f"RaspSizeError: {refusal}"
+    monkeypatch.setattr(fuzz, "compile_program", raising(RaspValueError("a lambda fails", None)))
+    assert fuzz.check_program(1, 0).status == "crashed"  # any other error of an accepted program is a finding

@@ -5,7 +5,7 @@ a running mean over hundreds of thousands of values is one step."""
 from __future__ import annotations
 
 from rasp_compile.compiler import OPTIMIZATIONS, build_graph
-from rasp_compile.compiler.budget import numeric_units
+from rasp_compile.compiler.budget import _widest, numeric_units
 from rasp_compile.compiler.layout import lay_out
 from rasp_compile.compiler.ops import NumericMLP
 from rasp_compile.compiler.primitives.numeric_mlp import interpolation_mlp, step_mlp
@@ -33,3 +33,21 @@ def test_the_budget_counts_the_units_each_step_mlp_builds():
     for op in steps:
         built = (interpolation_mlp if op.interpolated else step_mlp)(op, layout).b_in.shape[0]
         assert numeric_units(op) == built <= 4  # one or two steps among the means, not two units per mean
+
+
+def test_the_widest_part_names_each_part_of_a_combined_key_whole():
+    """The parts of a combined key are named from the table that writes it, not by splitting its
+    label at commas: unnamed s-ops are labelled by their expressions, which hold commas (a fuzz
+    program refused by the budget named `'selector_width(select(length'` and `' length'`)."""
+    width = "numerical(selector_width(select(length, length, lambda k, q: (k + q) % 2 == 0)))"
+    gap = "sequence_map(lambda x, y: x - y, length, indices)"
+    program = parse_program(f"""vocab {{0, 1, 2}}
+max_len 4
+output numerical(aggregate(select({width}, indices, >) or (select({gap}, {width}, >) and select(indices, indices, <=)),
+                           numerical(map(lambda x: x, indices))))
+""")
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    widest = _widest(graph, lay_out(graph))
+    assert widest is not None
+    assert widest[0].startswith("the combined key of the one-hot of 'selector_width(select(length, length, λ))', "
+                                "'sequence_map(length, indices)', 'indices', one dimension per combination")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from math import prod
 
 from .. import ir
-from ..errors import Loc, RaspValueError
+from ..errors import Loc, RaspSizeError
 from ..frontend.infer import ValueSets
 from .primitives.gated_map import hidden_units
 from .layout import Layout
@@ -42,7 +42,7 @@ def check_vocab_budget(program: ir.Program, value_sets: ValueSets) -> None:
 
 
 def check_budget(graph: Graph, layout: Layout) -> None:
-    """Raise RaspValueError when the model would exceed MAX_PARAMETERS: at the variable that takes
+    """Raise RaspSizeError when the model would exceed MAX_PARAMETERS: at the variable that takes
     half the residual or more, named in the message (`_widest`), else at the output."""
     estimate = parameter_estimate(graph, layout)
     if estimate > MAX_PARAMETERS:
@@ -70,13 +70,20 @@ def _widest(graph: Graph, layout: Layout) -> tuple[str, int, Loc | None] | None:
     description, their number, its place. Every value set may be within the checker's limits
     while the model is not: a selector that combines selects of several s-ops reads one key made
     of all of them (a dimension per combination of their values)."""
-    var = max((op.out for op in graph.ops), key=lambda out: len(layout.dims(out)))
+    writer = max(graph.ops, key=lambda op: len(layout.dims(op.out)))
+    var = writer.out
     if 2 * len(layout.dims(var)) < layout.d_model:
         return None  # many parts, none the cause alone: the value sets are
-    parts = var.label.strip("()").split(",") if var.label.startswith("(") else []
+    parts = [part.label for part in writer.inputs] if _is_joint(writer) else []
     what = (f"the combined key of {', '.join(map(_shown, parts))}, one dimension per combination of "
             f"their values," if len(parts) > 1 else _shown(var.label))
     return what, len(layout.dims(var)), var.loc
+
+
+def _is_joint(op: object) -> bool:
+    """Whether `op` writes a joint variable (lowering/features.joint, the one table over none
+    too): the tuple of several categorical variables, whose labels may hold commas themselves."""
+    return isinstance(op, TableMLP) and op.covers_none and len(op.inputs) > 1
 
 
 def _shown(label: str) -> str:
@@ -96,7 +103,7 @@ def numeric_units(op: NumericMLP) -> int:
 
 
 def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "about",
-               widest: tuple[str, int, Loc | None] | None = None) -> RaspValueError:
+               widest: tuple[str, int, Loc | None] | None = None) -> RaspSizeError:
     """The refusal; `widest` (see `_widest`) names the widest part of the residual and is where
     the error points, else the output."""
     width = f"{d_model:,}" if bound == "about" else f"{bound} {d_model:,}"  # a layout's is exact
@@ -104,7 +111,7 @@ def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "a
     if widest is not None:
         why = (f"each value set is within the checker's limits, but {widest[0]} takes {widest[1]:,} of "
                f"the {d_model:,} residual dimensions")
-    return RaspValueError(
+    return RaspSizeError(
         f"the model would need {bound} {estimate:,} parameters (d_model {width}), more "
         f"than this compiler builds ({MAX_PARAMETERS:,}): {why}; "
         f"use fewer values (a smaller vocab or max_len, or maps that keep fewer values)",
