@@ -74,16 +74,19 @@ def _widest(graph: Graph, layout: Layout) -> tuple[str, int, Loc | None] | None:
     var = writer.out
     if 2 * len(layout.dims(var)) < layout.d_model:
         return None  # many parts, none the cause alone: the value sets are
-    parts = [part.label for part in writer.inputs] if _is_joint(writer) else []
+    parts = _joint_parts(writer)
     what = (f"the combined key of {', '.join(map(_shown, parts))}, one dimension per combination of "
             f"their values," if len(parts) > 1 else _shown(var.label))
     return what, len(layout.dims(var)), var.loc
 
 
-def _is_joint(op: object) -> bool:
-    """Whether `op` writes a joint variable (lowering/features.joint, the one table over none
-    too): the tuple of several categorical variables, whose labels may hold commas themselves."""
-    return isinstance(op, TableMLP) and op.covers_none and len(op.inputs) > 1
+def _joint_parts(op: object) -> list[str]:
+    """The labels of the variables a joint variable (lowering/features.joint, the one table over
+    none too) is the tuple of, when `op` writes one; else none. (Read from the table, not from
+    the joint's label: a label may hold commas itself, as an unnamed s-op's expression does.)"""
+    if isinstance(op, TableMLP) and op.covers_none and len(op.inputs) > 1:
+        return [part.label for part in op.inputs]
+    return []
 
 
 def _shown(label: str) -> str:

@@ -223,10 +223,9 @@ def plan(model: ModelLike) -> Plan:
         attn = attention_plan(**block["attn"], n_head=layer["n_head"], d_head=layer["d_head"]) \
             if "attn" in block else None
         blocks.append((attn, mlp_plan(**block["mlp"]) if "mlp" in block else None))
-    wpe = model.params["wpe"]
-    unembed = model.params["unembed"]
-    wte, wpe = model.params["wte"], (wpe if wpe.any() else None)
-    return Plan(wte, wpe, None if wpe is None else embedding_table(wte, wpe), blocks,
+    wte, wpe, unembed = model.params["wte"], model.params["wpe"], model.params["unembed"]
+    nonzero_wpe = wpe if wpe.any() else None
+    return Plan(wte, nonzero_wpe, None if nonzero_wpe is None else embedding_table(wte, wpe), blocks,
                 dense(unembed, model.params.get("unembed_b"), slice(0, unembed.shape[1])),
                 model.meta["causal"], model.meta["activation"], Tiled())
 
