@@ -175,11 +175,13 @@ def summary(cells: list[dict]) -> str:
             f"{slowest['tracr_ms'] / slowest['ours_ms']:.1f}x")
 
 
-def write_report(out: Path, cells: list[dict], batch: int, runs: int, threads: str) -> str:
-    """Write forward_vs_tracr.md and .json to `out`; returns the markdown."""
+def write_report(out: Path, cells: list[dict], batch: int, runs: int, threads: str,
+                 load: tuple[float, float]) -> str:
+    """Write forward_vs_tracr.md and .json to `out`; returns the markdown. `load`: the machine's
+    1-minute load average when the cells began and when they ended."""
     import jax
 
-    info = {**machine(), "jax": jax.__version__}
+    info = {**machine(), "jax": jax.__version__, "load": list(load)}
     text = "\n".join([
         "# Forward pass: ours beside tracr's jit", "",
         f"{machine_line(info)}; jax {info['jax']}. Batch {batch} sequences of length max_len (BOS added), float32, "
@@ -187,7 +189,10 @@ def write_report(out: Path, cells: list[dict], batch: int, runs: int, threads: s
         f"as fit in {MIN_SECONDS:g} s. GFLOP/s ours: `count_flops` of the model at max_len + 1 "
         f"positions (the model's FLOPs, every weight counted; the pass skips products with zero weights), "
         f"times the batch, over the time; GFLOP/s matmul: a float32 {MATMUL_SIZE}x{MATMUL_SIZE} "
-        "NumPy matmul in the same process, on the same threads.", "",
+        f"NumPy matmul in the same process, on the same threads. Load average (1 min) {load[0]:.1f} when the "
+        f"cells began, {load[1]:.1f} when they ended: other work shares the machine, and the alternating "
+        "runs make both sides bear it, but not alike: under load tracr's times have grown more than ours, so "
+        "a loaded run's speed-ups are above a quiet one's.", "",
         markdown(COLUMNS, table_rows(cells)), "", summary(cells), ""])
     out.mkdir(parents=True, exist_ok=True)
     (out / "forward_vs_tracr.md").write_text(text)
@@ -215,13 +220,13 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure_cell(args.cell[0], int(args.cell[1]), args.batch, args.runs)))
         return 0
     names = args.programs.split(",") if args.programs else list(tracr_builders())
-    cells = []
+    began, cells = os.getloadavg()[0], []
     for name in names:
         for max_len in map(int, args.max_lens.split(",")):
             cells.append(run_cell(name, max_len, args))
             print(json.dumps(cells[-1]), flush=True)
     threads = "every core" if args.all_threads else "one thread each"
-    print(write_report(args.out, cells, args.batch, args.runs, threads))
+    print(write_report(args.out, cells, args.batch, args.runs, threads, (began, os.getloadavg()[0])))
     return 0
 
 
