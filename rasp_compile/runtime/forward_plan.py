@@ -213,7 +213,8 @@ def embedding_table(wte: np.ndarray, wpe: np.ndarray) -> np.ndarray | None:
     than EMBED_TABLE_BYTES."""
     if wte.itemsize * len(wpe) * wte.size > EMBED_TABLE_BYTES:
         return None
-    return (wpe[:, None, :] + wte[None, :, :]).reshape(len(wpe) * len(wte), wte.shape[1])
+    with np.errstate(all="ignore"):  # an overflow is an inf in the table, and `logits` finds it in the stream
+        return (wpe[:, None, :] + wte[None, :, :]).reshape(len(wpe) * len(wte), wte.shape[1])
 
 
 def plan(model: ModelLike) -> Plan:
