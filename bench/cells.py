@@ -39,7 +39,7 @@ def reason(cell: dict) -> str:
     if "refused" in cell:
         return "refused: " + refusal_clause(cell["refused"])
     if "error" in cell:
-        return f"{cell['status']}: {cell['error'][:ERROR_CHARS]}"
+        return f"{cell['status']}: {markdown_safe(cell['error'][:ERROR_CHARS])}"
     return cell["status"]
 
 
@@ -54,7 +54,12 @@ def refusal_clause(message: str) -> str:
     where, _, what = first.partition(" error: ")
     for stop in ("; ", ": "):
         what = what.split(stop)[0]
-    return f"{where} {what[:ERROR_CHARS]}".replace("|", "\\|")
+    return markdown_safe(f"{where} {what[:ERROR_CHARS]}")
+
+
+def markdown_safe(text: str) -> str:
+    """`text` in a markdown table's cell: its pipes escaped."""
+    return text.replace("|", "\\|")
 
 
 def find(cells: list[dict], program: str, max_len: int) -> dict | None:

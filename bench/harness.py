@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import os
 import platform
+import resource
 import signal
 import subprocess
 import tempfile
@@ -105,7 +106,7 @@ def run_limited(command: list[str], timeout: float) -> Finished:
                         wall, usage.ru_utime + usage.ru_stime)
 
 
-def _reap(pid: int, deadline: float) -> tuple[bool, int, object]:
+def _reap(pid: int, deadline: float) -> tuple[bool, int, resource.struct_rusage]:
     """(killed for the deadline, wait status, resource usage) of the child `pid`, polled every 5 ms."""
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)

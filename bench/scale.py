@@ -109,8 +109,12 @@ def run_cell(path: Path, max_len: int, args) -> dict:
     cell["status"] = "refused" if done.status == "ok" and "refused" in cell else done.status
     if done.status == "error":
         cell["error"] = (done.stderr.strip().splitlines() or ["exit status not 0"])[-1]
+    spent = [done.wall_s, done.cpu_s]
     if "layers" in cell and sample.cold_runs:
         cell.update(cold_compiles(path, max_len, sample.cold_runs, args.timeout))
+        spent = [spent[0] + sum(r["wall_s"] for r in cell["cold_runs"] if isinstance(r, dict)),
+                 spent[1] + sum(r["cpu_s"] for r in cell["cold_runs"] if isinstance(r, dict))]
+    cell["cell_wall_s"], cell["cell_cpu_s"] = spent
     return cell
 
 
@@ -148,7 +152,8 @@ def run_program(path: Path, max_lens: list[int], args, console: Console) -> list
                     "error": f"not run: the compile timed out at max_len {given_up['max_len']:,}"}
         else:
             cell = run_cell(path, max_len, args)
-        console.print(f"  {path.stem} max_len {max_len}: {cell['status']}", highlight=False)
+        console.print(f"  {path.stem} max_len {max_len}: {cell['status']} "
+                      f"({cell.get('cell_wall_s', 0):.1f} s wall, {cell.get('cell_cpu_s', 0):.1f} s CPU)", highlight=False)
         cells.append(cell)
     return cells
 
