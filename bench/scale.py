@@ -1,6 +1,6 @@
 """How the compiled models scale with max_len: size, cost, compile time, speed and exactness.
 
-    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,...,4096] [--jobs 2] [--timeout 300]
+    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,...,4096] [--jobs 2] [--timeout 120]
 
 Per program (default: every programs/*.rasp) and max_len (default 5 to 4,096, the language's cap),
 one "cell", measured by a worker process (bench/scale_cell.py, one JSON line per finished stage):
@@ -33,9 +33,10 @@ Samples shrink with max_len (`plan`; a sequence of length n costs at least n tim
                        a batch of 4, no cold compile (compile CPU s is the figure)
 
 Programs run `--jobs` at a time (default 2), the costliest of the last run's first (OUT/results.json).
-A worker still running after `--timeout` seconds is killed, the cell keeps the stages it finished
-and is marked "timeout", and a program whose compile timed out is not tried at larger max_lens.
-Each cold compile has the same limit.
+A worker that has used `--timeout` CPU seconds (or 20 times that in wall seconds) is killed, the
+cell keeps the stages it finished and is marked "timeout"; each cold compile has the same limit.
+A cell that would surely run out of time is "skipped" (`not_worth_trying`): after a compile that
+ran out of time, or where the last compile's CPU seconds times the growth of max_len pass the limit.
 
 Writes OUT/results.md, OUT/results.json and OUT/scale.svg (bench/scale_plot.py; OUT = `--out`,
 default bench/results/), prints the tables, the comparison with tracr (bench/tracr_figures.py) and
@@ -143,19 +144,31 @@ def compile_command(path: Path, max_len: int) -> list[str]:
 
 
 def run_program(path: Path, max_lens: list[int], args, console: Console) -> list[dict]:
-    """Every cell of one program; after a compile that timed out, larger max_lens are not tried."""
+    """Every cell of one program, but those `not_worth_trying`."""
     cells: list[dict[str, Any]] = []
     for max_len in max_lens:
-        given_up = next((c for c in cells if c["status"] == "timeout" and "layers" not in c), None)
-        if given_up:
-            cell = {"program": path.stem, "max_len": max_len, "status": "timeout",
-                    "error": f"not run: the compile timed out at max_len {given_up['max_len']:,}"}
-        else:
-            cell = run_cell(path, max_len, args)
+        why = not_worth_trying(cells, max_len, args.timeout)
+        cell = {"program": path.stem, "max_len": max_len, "status": "skipped", "error": why} if why else \
+            run_cell(path, max_len, args)
         console.print(f"  {path.stem} max_len {max_len}: {cell['status']} "
                       f"({cell.get('cell_wall_s', 0):.1f} s wall, {cell.get('cell_cpu_s', 0):.1f} s CPU)", highlight=False)
         cells.append(cell)
     return cells
+
+
+def not_worth_trying(cells: list[dict], max_len: int, limit: float) -> str | None:
+    """Why a cell at `max_len` would surely run out of time, given the program's smaller cells: a
+    compile that ran out of time, or one whose CPU seconds, times the growth of max_len (a compile's
+    time grows at least linearly with it), pass the limit; None if it is worth trying."""
+    for cell in cells:
+        if cell["status"] == "timeout" and "compile_cpu_s" not in cell:
+            return f"not run: the compile ran out of time at max_len {cell['max_len']:,}"
+    timed = [c for c in cells if c.get("compile_cpu_s") is not None]
+    if timed and timed[-1]["compile_cpu_s"] * max_len / timed[-1]["max_len"] > limit:
+        last = timed[-1]
+        return (f"not run: the compile took {last['compile_cpu_s']:.0f} CPU s at max_len {last['max_len']:,}, "
+                f"at least {max_len / last['max_len']:g}x that here: past the {limit:g} s limit")
+    return None
 
 
 def costliest_first(names: list[str], previous: Path) -> list[str]:
@@ -211,7 +224,8 @@ def parse_args(argv: list[str] | None):
     parser.add_argument("--max-lens", default=",".join(map(str, MAX_LENS)),
                         help="default " + ",".join(map(str, MAX_LENS)))
     parser.add_argument("--jobs", type=int, default=2, help="programs measured at a time (default 2)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per process (default 300)")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="CPU seconds per process (default 120; and 20 times that in wall seconds)")
     parser.add_argument("--samples", type=int, default=2_000,
                         help="accuracy inputs per cell up to max_len 64 (default 2000; fewer past it)")
     parser.add_argument("--long-samples", type=int, default=8,

@@ -1,9 +1,11 @@
 """bench/scale_tables.py on made-up cells: a cell without a model says why in one short line (the
 refusal's location and first clause, not "error"), and the cells past max_len 1,024 show float32's
-and float64's exactness with the measured error."""
+and float64's exactness with the measured error; scale.py does not try a cell that would surely
+run out of time."""
 
 from __future__ import annotations
 
+import scale  # bench/scale.py
 import scale_tables  # bench/scale_tables.py: bench/ is on the tests' path (pyproject.toml)
 
 REFUSAL = ("sort.rasp:9:10: error: the model would need about 101,200,587 parameters (d_model 4,107), more than "
@@ -33,3 +35,13 @@ def test_past_1024_float32_and_float64_are_shown_side_by_side():
                              "exact on 8 inputs of 4,089..4,096 tokens"]
     assert table.rows[1][6].startswith("refused: sort.rasp:9:10: the model would need")
     assert table.rows[1][7] == "not tried (refused, not for precision)"
+
+
+def test_a_cell_that_would_surely_run_out_of_time_is_not_tried():
+    timed = [{"program": "p", "max_len": 1024, "status": "ok", "compile_cpu_s": 70.0}]
+    assert scale.not_worth_trying(timed, 2048, 120) == (
+        "not run: the compile took 70 CPU s at max_len 1,024, at least 2x that here: past the 120 s limit")
+    assert scale.not_worth_trying(timed, 2048, 150) is None
+    killed = [{"program": "p", "max_len": 1024, "status": "timeout"}, {"program": "p", "max_len": 2048,
+                                                                          "status": "skipped"}]
+    assert scale.not_worth_trying(killed, 4096, 120) == "not run: the compile ran out of time at max_len 1,024"
