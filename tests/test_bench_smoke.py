@@ -102,3 +102,23 @@ def test_fuzz_at_a_given_max_len_compiles_programs_there():
     assert all(o.status in ("agreed", "rejected") for o in outcomes)
     assert all(o.program.max_len == 12 for o in outcomes)
     assert any(o.status == "agreed" and o.compared > 0 for o in outcomes)
+
+
+@pytest.mark.slow
+def test_scale_past_1024_checks_inputs_of_the_longest_lengths(tmp_path):
+    """length at max_len 2,048: its row past 1,024 says float32's verdict on 2 inputs of 2,047 and
+    2,048 tokens (or the located refusal), and the plot is drawn."""
+    subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--programs", "length", "--max-lens", "2048",
+                    "--long-samples", "2", "--runs", "1", "--timeout", "120", "--out", str(tmp_path)],
+                   capture_output=True, text=True, check=True)
+    [cell] = json.loads((tmp_path / "results.json").read_text())["cells"]
+    markdown = (tmp_path / "results.md").read_text()
+    [row] = [line for line in markdown.splitlines() if line.startswith("| length | 2,048 |")]
+    if cell["status"] == "refused":
+        assert "refused: length.rasp:" in row
+    else:
+        assert cell["status"] == "ok" and (cell["inputs"], cell["lengths"]) == (2, [2047, 2048])
+        verdict = "exact" if cell["accuracy"] == 100.0 else f"{cell['accuracy']:.2f}% of positions"
+        assert f"| {verdict}" in row and "on 2 inputs of 2,047..2,048 tokens" in row
+        assert "cold_runs" not in cell  # past 1,024 the compile CPU seconds are the figure
+    assert (tmp_path / "scale.svg").read_text().startswith("<svg ")
