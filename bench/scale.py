@@ -32,7 +32,8 @@ Samples shrink with max_len (`plan`; a sequence of length n costs at least n tim
   past 1,024           `--long-samples` (8) inputs of the longest lengths, max_len, max_len - 1, ...,
                        a batch of 4, no cold compile (compile CPU s is the figure)
 
-Programs run `--jobs` at a time (default 2), the costliest of the last run's first (OUT/results.json).
+Every process runs NumPy's BLAS on one thread (BLAS_THREADS). Programs run `--jobs` at a time
+(default 2), the costliest of the last run's first (OUT/results.json).
 A worker that has used `--timeout` CPU seconds (or 20 times that in wall seconds) is killed, the
 cell keeps the stages it finished and is marked "timeout"; each cold compile has the same limit.
 A cell that would surely run out of time is "skipped" (`not_worth_trying`): after a compile that
@@ -48,6 +49,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import resource
 import statistics
 import sys
@@ -237,8 +239,16 @@ def parse_args(argv: list[str] | None):
     return parser.parse_args(argv)
 
 
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Set to 1 for every child process (unless already set): two programs run at once on two cores,
+and a multi-threaded BLAS's waiting threads spin: under load they burnt 30 times the CPU seconds
+of the work itself (shuffle_dyck2 at max_len 128: 15 CPU s for 1,000 inputs, 0.5 s on one thread)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    for variable in BLAS_THREADS:
+        os.environ.setdefault(variable, "1")
     names = args.programs.split(",") if args.programs else library_programs()
     max_lens = [int(n) for n in args.max_lens.split(",")]
     console = Console(width=None if sys.stdout.isatty() else 200)  # files and pipes get whole rows
