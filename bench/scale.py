@@ -206,7 +206,7 @@ def write_results(out: Path, cells: list[dict], tables: list[Table], goals: dict
     body = "\n\n".join(map(to_markdown, tables))
     checks = "\n\n".join("\n".join([f"### goals: {group}", "", "```", *goal_lines(lines), "```"])
                          for group, lines in goals.items())
-    (out / "results.md").write_text("\n".join(header) + body + "\n\n" + checks + "\n")
+    (out / "results.md").write_text("\n".join(header) + "\n" + body + "\n\n" + checks + "\n")
     goal_json = [{"group": group, "goal": goal, "passed": passed, "detail": detail}
                  for group, lines in goals.items() for goal, passed, detail in lines]
     (out / "results.json").write_text(json.dumps(

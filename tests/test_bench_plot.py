@@ -72,3 +72,12 @@ def test_log_scales_put_equal_ratios_at_equal_distances(tmp_path):
 def test_the_legend_names_every_program_once():
     texts = [t.text for t in ET.fromstring(scale_plot.plot(fake_cells())).iter(f"{SVG}text")]
     assert [text for text in texts if text in ("a", "b<&>", "c")] == ["a", "b<&>", "c"]
+
+
+def test_the_committed_plot_has_a_line_per_library_program_and_the_performance_doc_shows_it():
+    committed = ROOT / "bench" / "results" / "scale.svg"
+    assert "](../bench/results/scale.svg)" in (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    svg = ET.fromstring(committed.read_text(encoding="utf-8"))
+    programs = sorted(path.stem for path in (ROOT / "programs").glob("*.rasp"))
+    for panel in (g for g in svg.iter(f"{SVG}g") if g.get("class") == "panel"):
+        assert sorted(g.get("data-program") for g in panel.iter(f"{SVG}g") if g.get("class") == "series") == programs
