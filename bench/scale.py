@@ -1,6 +1,6 @@
 """How the compiled models scale with max_len: size, cost, compile time, speed and exactness.
 
-    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,...,4096] [--jobs 2] [--timeout 120]
+    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,...,4096] [--jobs 2] [--timeout 300]
 
 Per program (default: every programs/*.rasp) and max_len (default 5 to 4,096, the language's cap),
 one "cell", measured by a worker process (bench/scale_cell.py, one JSON line per finished stage):
@@ -226,8 +226,8 @@ def parse_args(argv: list[str] | None):
     parser.add_argument("--max-lens", default=",".join(map(str, MAX_LENS)),
                         help="default " + ",".join(map(str, MAX_LENS)))
     parser.add_argument("--jobs", type=int, default=2, help="programs measured at a time (default 2)")
-    parser.add_argument("--timeout", type=float, default=120.0,
-                        help="CPU seconds per process (default 120; and 20 times that in wall seconds)")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="CPU seconds per process (default 300; and 20 times that in wall seconds)")
     parser.add_argument("--samples", type=int, default=2_000,
                         help="accuracy inputs per cell up to max_len 64 (default 2000; fewer past it)")
     parser.add_argument("--long-samples", type=int, default=8,
