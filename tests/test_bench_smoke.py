@@ -3,6 +3,7 @@
 Both scripts run as the user runs them (new processes, side by side to keep the test fast): the
 fuzz on 5 generated programs, the scale bench on programs/aab.rasp at max_len 5 with a tiny sample,
 writing into a temporary directory. The figures are checked against the library computed here.
+Apart, the scale bench on programs/length.rasp at max_len 2,048 (a cell past 1,024).
 """
 
 from __future__ import annotations
