@@ -46,7 +46,7 @@ def test_a_markdown_table_has_its_header_rule_and_rows():
 def test_run_limited_reports_output_status_and_cpu_time_and_kills_at_the_cpu_limit():
     done = harness.run_limited([sys.executable, "-c", "import sys; print('out'); sys.exit('err')"], 60)
     assert (done.status, done.stdout, done.stderr.strip()) == ("error", "out\n", "err")
-    assert 0 < done.cpu_s and 0 < done.wall_s
+    assert done.cpu_s > 0 and done.wall_s > 0
     spinning = harness.run_limited([sys.executable, "-c", "print('started', flush=True)\nwhile True: pass"], 0.3)
     assert (spinning.status, spinning.stdout) == ("timeout", "started\n")
     assert spinning.cpu_s >= 0.3  # killed once the CPU limit is passed, polled every 0.1 s
