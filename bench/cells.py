@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
+CONTEXT = 1024
+"""GPT-2's context, the max_len of the goals C1-C3; cells past it get their own table."""
 
 
 def shown(cell: dict, key: str, fmt: str) -> str:
@@ -23,10 +25,41 @@ def heads_text(cell: dict) -> str:
     return "/".join(map(str, cell["heads"])) or "-"
 
 
-def compile_text(cell: dict) -> str:
-    runs = cell.get("compile_runs", [])
-    failed = [run for run in runs if isinstance(run, str)]
-    return failed[0] if failed else shown(cell, "compile_s", ".2f")
+def cold_text(cell: dict, key: str = "cold_cpu_s") -> str:
+    """The cold compile's CPU (or `key` "cold_wall_s": wall) seconds, or why there are none."""
+    failed = [run for run in cell.get("cold_runs", []) if isinstance(run, str)]
+    if failed:
+        return failed[0]
+    return shown(cell, key, ".2f") if "cold_runs" in cell or cell["status"] != "ok" else "-"
+
+
+def reason(cell: dict) -> str:
+    """Why a cell has no model, in one short line: the located refusal's first clause (its
+    FILE:LINE:COL kept), the worker's last error line, or the time limit."""
+    if "refused" in cell:
+        return "refused: " + refusal_clause(cell["refused"])
+    if "error" in cell:
+        return f"{cell['status']}: {markdown_safe(cell['error'][:ERROR_CHARS])}"
+    return cell["status"]
+
+
+ERROR_CHARS = 120
+"""Characters of a worker's error line a table shows (results.json keeps it whole)."""
+
+
+def refusal_clause(message: str) -> str:
+    """`FILE:LINE:COL: error: WHAT; advice` (format_error's first line) as `FILE:LINE:COL: WHAT`,
+    cut at the first "; " or ": " of the message, markdown-safe."""
+    first = message.splitlines()[0] if message else ""
+    where, _, what = first.partition(" error: ")
+    for stop in ("; ", ": "):
+        what = what.split(stop)[0]
+    return markdown_safe(f"{where} {what[:ERROR_CHARS]}")
+
+
+def markdown_safe(text: str) -> str:
+    """`text` in a markdown table's cell: its pipes escaped."""
+    return text.replace("|", "\\|")
 
 
 def find(cells: list[dict], program: str, max_len: int) -> dict | None:

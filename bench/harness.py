@@ -1,5 +1,6 @@
 """What every bench/ script shares: where committed results go, which code and machine a figure
-was measured on, wall-clock timing, and tables (markdown, and rich for the terminal).
+was measured on, timing (wall clock, and the CPU time of a child process given a time limit), and
+tables (markdown, and rich for the terminal).
 
 The scripts import it by name (`from harness import ...`): run as `python bench/NAME.py`, bench/ is
 the first entry of `sys.path`; the tests find it through the pytest `pythonpath` in pyproject.toml.
@@ -11,7 +12,10 @@ import dataclasses
 import datetime
 import os
 import platform
+import resource
+import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from collections.abc import Callable
@@ -71,6 +75,67 @@ def wall_seconds(action: Callable[[], object]) -> float:
 def best_of(runs: int, action: Callable[[], object]) -> float:
     """The shortest wall time of `runs` calls of `action`: the call the machine's load spared most."""
     return min(wall_seconds(action) for _ in range(runs))
+
+
+@dataclasses.dataclass
+class Finished:
+    """A child process run by `run_limited`: status "ok" (exit 0), "error" or "timeout" (killed),
+    what it printed, its wall seconds, and its CPU seconds (user + system, its own and those of the
+    children it waited for): the figure a machine shared with other work inflates least."""
+
+    status: str
+    stdout: str
+    stderr: str
+    wall_s: float
+    cpu_s: float
+
+
+WALL_PER_CPU = 20
+"""A child is killed after WALL_PER_CPU times its CPU limit in wall seconds too: on a machine shared
+with much other work it may get a twentieth of a core, and a child waiting on nothing still ends."""
+
+
+def run_limited(command: list[str], cpu_limit: float) -> Finished:
+    """Run `command`, killed once it has used `cpu_limit` CPU seconds (read from /proc, where there is
+    one) or WALL_PER_CPU times that in wall seconds; its output goes to temporary files (no pipe to
+    fill) and its resource usage comes from os.wait4, so threads may run several at once."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err)
+        timed_out, status, usage = _reap(process.pid, cpu_limit, started + WALL_PER_CPU * cpu_limit)
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        out.seek(0)
+        err.seek(0)
+        verdict = "timeout" if timed_out else "ok" if process.returncode == 0 else "error"
+        return Finished(verdict, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                        wall, usage.ru_utime + usage.ru_stime)
+
+
+def _reap(pid: int, cpu_limit: float, deadline: float) -> tuple[bool, int, resource.struct_rusage]:
+    """(killed for a limit, wait status, resource usage) of the child `pid`, polled every 5 ms (its
+    CPU time every 0.1 s)."""
+    polls = 0
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return False, status, usage
+        if time.perf_counter() > deadline or (polls % 20 == 0 and cpu_seconds(pid) > cpu_limit):
+            os.kill(pid, signal.SIGKILL)
+            _, status, usage = os.wait4(pid, 0)
+            return True, status, usage
+        time.sleep(0.005)
+        polls += 1
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process from /proc/PID/stat (fields 14 and 15, in
+    clock ticks); 0 where there is no /proc (the wall-clock limit then applies alone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---------------------------------------------------------------------------------------------

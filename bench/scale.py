@@ -1,32 +1,47 @@
 """How the compiled models scale with max_len: size, cost, compile time, speed and exactness.
 
-    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,20,64,1024] [--timeout 300]
+    python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,...,4096] [--jobs 2] [--timeout 300]
 
-`--max-lens` takes up to 4,096, the language's cap; bench/scale_long.py measures the programs that
-grow linearly at 2,048 and 4,096 in CPU seconds (bench/results/scale_4096.md), which a loaded machine
-inflates less than the wall time of the cold compiles here.
-
-Per program (default: every programs/*.rasp) and max_len, one "cell":
+Per program (default: every programs/*.rasp) and max_len (default 5 to 4,096, the language's cap),
+one "cell", measured by a worker process (bench/scale_cell.py, one JSON line per finished stage):
   layers, heads per layer, d_model   from the compiled model's meta
   params, non-zero                   every weight, and those not exactly 0
   FLOPs                              `count_flops(model, max_len + 1)`: one forward at max_len, BOS included
-  compile s                          a cold `rasp-compile PROGRAM --max-len N --json`: a new process,
-                                     imports included, wall time; the median of `--runs` runs
-  seq/s, ms/1000                     `execute.logits` on a batch of `--batch` random inputs of length
-                                     max_len, float32, the best of `--runs` runs
+  compile CPU s                      CPU seconds of `compile_program` in the worker (parse and checks
+                                     included, imports not): every cell, refused ones too (the time to
+                                     the refusal); the figure bench/results/scale.svg plots
+  cold CPU s, cold wall s            a cold `rasp-compile PROGRAM --max-len N --json`: a new process,
+                                     imports included; its CPU seconds (user + system, from os.wait4),
+                                     which other work on a shared machine inflates little, and its wall
+                                     seconds; the median of the cold runs (below); up to max_len 1,024
+  seq/s, ms/1000                     `execute.logits` on a batch of random inputs of length max_len,
+                                     float32, the best of `--runs` runs
   accuracy %, skipped                compiled float32 vs the (batched) interpreter at every position of
-                                     `--samples` seeded random inputs of lengths 1..max_len: agreeing
-                                     positions / all positions; inputs on which the program errs are skipped
-Past max_len 64 the batch and the samples shrink in proportion to 64 / max_len (at least 50 each):
-at 1,024, 62 sequences in the forward batch and 125 accuracy inputs by default.
+                                     seeded random inputs: agreeing positions / all positions; inputs on
+                                     which the program errs are skipped
+  float32, float64 (past 1,024)      exact on inputs of the longest lengths, or the share of positions
+                                     and a numerical answer's largest error, or the located refusal;
+                                     float64 is compiled and checked where float32 is refused for
+                                     precision or is not exact
 
-Each cell's model, forward and accuracy figures come from a worker process (this script with
-`--cell`) that prints one JSON line per stage; a worker still running after `--timeout` seconds is
-killed, the cell keeps the stages it finished and is marked "timeout", and a program whose compile
-timed out is not tried at larger max_lens. Each cold compile run has the same limit.
+Samples shrink with max_len (`plan`; a sequence of length n costs at least n times more):
+  max_len <= 64        `--samples` (2,000) inputs of lengths 1..max_len, a forward batch of `--batch`
+                       (1,000), `--runs` (3) cold compiles
+  128 .. 1,024         samples x 64/max_len inputs (125 at 1,024, at least 32), batch x (64/max_len)^2
+                       (at least 4), one cold compile
+  past 1,024           `--long-samples` (8) inputs of the longest lengths, max_len, max_len - 1, ...,
+                       a batch of 4, no cold compile (compile CPU s is the figure)
 
-Writes OUT/results.md and OUT/results.json (OUT = `--out`, default bench/results/), prints the tables,
-the comparison with tracr (bench/tracr_figures.py) and the goal checks (bench/goals.py).
+Every process runs NumPy's BLAS on one thread (BLAS_THREADS). Programs run `--jobs` at a time
+(default 2), the costliest of the last run's first (OUT/results.json).
+A worker that has used `--timeout` CPU seconds (or 20 times that in wall seconds) is killed, the
+cell keeps the stages it finished and is marked "timeout"; each cold compile has the same limit.
+A cell that would surely run out of time is "skipped" (`not_worth_trying`): after a compile that
+ran out of time, or where the last compile's CPU seconds times the growth of max_len pass the limit.
+
+Writes OUT/results.md, OUT/results.json and OUT/scale.svg (bench/scale_plot.py; OUT = `--out`,
+default bench/results/), prints the tables, the comparison with tracr (bench/tracr_figures.py) and
+the goal checks (bench/goals.py).
 """
 
 from __future__ import annotations
@@ -34,152 +49,92 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import random
+import os
+import resource
 import statistics
-import subprocess
 import sys
 import time
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 from rich.console import Console
 
-import tracr_figures as tracr
-from cells import PROGRAMS_DIR, compile_text, find, heads_text, library_programs, ratio_text, shown
+from cells import CONTEXT, PROGRAMS_DIR, library_programs
 from goals import goal_checks, goal_lines
-from harness import RESULTS, Table, best_of, machine, machine_line, to_markdown, to_rich
+from harness import RESULTS, Table, machine, machine_line, run_limited, to_markdown, to_rich
+from scale_plot import write_plot
+from scale_tables import comparison_table, long_table, program_table
 
-from rasp_compile import ir
-from rasp_compile.compiler import compile_program
-from rasp_compile.errors import RaspRuntimeError
-from rasp_compile.tools.flops import count_flops
-from rasp_compile.runtime.execute import logits
-from rasp_compile.runtime.prediction import encode, predict
-from rasp_compile.frontend import load_program
-from rasp_compile.tools.interpret import evaluate_batch
-from rasp_compile.runtime.model import Model, n_nonzero, n_params
-from rasp_compile.testing.differential import same_value
-
-MAX_LENS = (5, 10, 20, 40, 64, 128, 256, 512, 1024)
+MAX_LENS = (5, 10, 20, 40, 64, 128, 256, 512, 1024, 2048, 4096)
 SCALED_FROM = 64
-"""Past this max_len a cell's forward batch and accuracy inputs shrink in proportion (a
-sequence costs at least max_len times more), to no fewer than MIN_SCALED of each."""
-MIN_SCALED = 50
-
-
-# ---------------------------------------------------------------------------------------------
-# The worker: one cell, measured in this process, one JSON line per finished stage.
-
-
-def measure_cell(path: Path, max_len: int, samples: int, batch: int, runs: int, seed: int) -> None:
-    """Print the model, forward and accuracy figures of one cell, each line as soon as it is known."""
-    program = dataclasses.replace(load_program(path), max_len=max_len)
-    model = compile_program(program, dtype=np.float32)
-    emit(model_figures(model, max_len))
-    emit(forward_speed(model, program, scaled(batch, max_len), runs, random.Random(seed + 1)))
-    emit(accuracy(model, program, sampled_inputs(program, scaled(samples, max_len), random.Random(seed))))
-
-
-def scaled(count: int, max_len: int) -> int:
-    """`count` up to max_len SCALED_FROM, then in proportion to SCALED_FROM / max_len (module docstring)."""
-    if max_len <= SCALED_FROM:
-        return count
-    return max(min(count, MIN_SCALED), count * SCALED_FROM // max_len)
-
-
-def emit(figures: dict) -> None:
-    print(json.dumps(figures), flush=True)
-
-
-def model_figures(model: Model, max_len: int) -> dict:
-    return {
-        "layers": model.n_layers,
-        "heads": [layer["n_head"] for layer in model.meta["layers"]],
-        "d_model": model.d_model,
-        "params": n_params(model),
-        "nonzero": n_nonzero(model),
-        "flops": count_flops(model, max_len + 1)["total"],
-    }
-
-
-def forward_speed(model: Model, program: ir.Program, batch: int, runs: int, rng: random.Random) -> dict:
-    """Sequences per second through `execute.logits` on `batch` inputs of length max_len, best of `runs`."""
-    ids = np.array([encode(model, [rng.choice(program.vocab) for _ in range(program.max_len)])
-                    for _ in range(batch)], dtype=np.int64)
-    best = best_of(runs, lambda: logits(model, ids))
-    return {"seqs_per_s": batch / best, "forward_ms_per_1000": best / batch * 1000 * 1000}
-
-
-def sampled_inputs(program: ir.Program, count: int, rng: random.Random) -> list[list]:
-    """`count` inputs of uniformly random lengths 1..max_len over the program's vocab."""
-    return [[rng.choice(program.vocab) for _ in range(rng.randint(1, program.max_len))] for _ in range(count)]
-
-
-def accuracy(model: Model, program: ir.Program, inputs: list[list]) -> dict:
-    """Positions where model and interpreter agree (rasp_compile.testing.differential.same_value), over every
-    position of the inputs on which the program does not err."""
-    checked, expected = [], []
-    for tokens, output in zip(inputs, evaluate_batch(program, inputs)):
-        if not isinstance(output, RaspRuntimeError):
-            checked.append(tokens)
-            expected.append(output)
-    numerical = model.meta["output"]["encoding"] == ir.NUMERICAL
-    got = predict(model, checked) if checked else []
-    agree = sum(same_value(e, g, numerical) for want, have in zip(expected, got) for e, g in zip(want, have))
-    positions = sum(map(len, checked))
-    return {"inputs": len(inputs), "skipped": len(inputs) - len(checked), "agree": agree,
-            "positions": positions, "accuracy": percent(agree, positions)}
-
-
-def percent(part: int, whole: int) -> float | None:
-    """part / whole in percent, 2 decimals, never rounded up to 100.0 unless exactly all."""
-    if whole == 0:
-        return None
-    return 100.0 if part == whole else min(round(100 * part / whole, 2), 99.99)
+"""Past this max_len a cell's samples shrink (`plan`)."""
+MIN_SAMPLES, MIN_BATCH = 32, 4
+CELL_SCRIPT = Path(__file__).resolve().parent / "scale_cell.py"
 
 
 # ---------------------------------------------------------------------------------------------
 # The driver: workers and cold compiles, each in a process with a time limit.
 
 
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What one cell measures on: accuracy inputs (of the longest lengths or of lengths 1..max_len),
+    forward batch and runs, cold compiles."""
+
+    samples: int
+    longest: bool
+    batch: int
+    runs: int
+    cold_runs: int
+
+
+def plan(max_len: int, args) -> Plan:
+    """The samples of a cell at `max_len` (module docstring)."""
+    if max_len <= SCALED_FROM:
+        return Plan(args.samples, False, args.batch, args.runs, args.runs)
+    if max_len > CONTEXT:
+        return Plan(args.long_samples, True, MIN_BATCH, args.runs, 0)
+    share = SCALED_FROM / max_len
+    return Plan(max(MIN_SAMPLES, int(args.samples * share)), False, max(MIN_BATCH, int(args.batch * share ** 2)),
+                args.runs, 1)
+
+
 def run_cell(path: Path, max_len: int, args) -> dict:
-    """One cell's figures (see the module docstring), with "status" ok, timeout or error."""
-    cell = {"program": path.stem, "max_len": max_len}
-    command = [sys.executable, __file__, "--cell", str(path), str(max_len), "--samples", str(args.samples),
-               "--batch", str(args.batch), "--runs", str(args.runs), "--seed", str(args.seed)]
-    status, out, err = run_limited(command, args.timeout)
-    for line in out.splitlines():
+    """One cell's figures (module docstring), with "status" ok, refused, timeout or error."""
+    cell: dict[str, Any] = {"program": path.stem, "max_len": max_len}
+    sample = plan(max_len, args)
+    command = [sys.executable, str(CELL_SCRIPT), str(path), str(max_len), "--samples", str(sample.samples),
+               "--batch", str(sample.batch), "--runs", str(sample.runs), "--seed", str(args.seed)]
+    done = run_limited(command + ["--longest"] * sample.longest, args.timeout)
+    for line in done.stdout.splitlines():
         cell.update(json.loads(line))
-    cell["status"] = status
-    if status == "error":
-        cell["error"] = (err.strip().splitlines() or ["exit status not 0"])[-1]
-    if "layers" in cell:
-        cell["compile_runs"] = cold_compiles(path, max_len, args.runs, args.timeout)
-        seconds = [run for run in cell["compile_runs"] if isinstance(run, float)]
-        cell["compile_s"] = statistics.median(seconds) if len(seconds) == args.runs else None
+    cell["status"] = "refused" if done.status == "ok" and "refused" in cell else done.status
+    if done.status == "error":
+        cell["error"] = (done.stderr.strip().splitlines() or ["exit status not 0"])[-1]
+    spent = [done.wall_s, done.cpu_s]
+    if "layers" in cell and sample.cold_runs:
+        cell.update(cold_compiles(path, max_len, sample.cold_runs, args.timeout))
+        spent = [spent[0] + sum(r["wall_s"] for r in cell["cold_runs"] if isinstance(r, dict)),
+                 spent[1] + sum(r["cpu_s"] for r in cell["cold_runs"] if isinstance(r, dict))]
+    cell["cell_wall_s"], cell["cell_cpu_s"] = spent
     return cell
 
 
-def run_limited(command: list[str], timeout: float) -> tuple[str, str, str]:
-    """(status "ok" / "error" / "timeout", stdout so far, stderr so far) of a process given `timeout` s."""
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as expired:
-        return "timeout", (expired.stdout or b"").decode(), (expired.stderr or b"").decode()
-    return ("ok" if done.returncode == 0 else "error"), done.stdout, done.stderr
-
-
-def cold_compiles(path: Path, max_len: int, runs: int, timeout: float) -> list[float | str]:
-    """Wall seconds of `runs` cold compiles (or "timeout" / "error"); stops at the first failure."""
-    results: list[float | str] = []
+def cold_compiles(path: Path, max_len: int, runs: int, timeout: float) -> dict:
+    """`runs` cold compiles ({"cpu_s", "wall_s"} each, or "timeout" / "error", stopping at the first
+    failure) and their medians (None unless all ran)."""
+    results: list[dict | str] = []
     for _ in range(runs):
-        started = time.perf_counter()
-        status, _, _ = run_limited(compile_command(path, max_len), timeout)
-        results.append(time.perf_counter() - started if status == "ok" else status)
-        if status != "ok":
+        done = run_limited(compile_command(path, max_len), timeout)
+        results.append({"cpu_s": done.cpu_s, "wall_s": done.wall_s} if done.status == "ok" else done.status)
+        if done.status != "ok":
             break
-    return results
+    timed = [run for run in results if isinstance(run, dict)]
+    whole = len(timed) == runs
+    return {"cold_runs": results,
+            "cold_cpu_s": statistics.median(run["cpu_s"] for run in timed) if whole else None,
+            "cold_wall_s": statistics.median(run["wall_s"] for run in timed) if whole else None}
 
 
 def compile_command(path: Path, max_len: int) -> list[str]:
@@ -191,107 +146,121 @@ def compile_command(path: Path, max_len: int) -> list[str]:
 
 
 def run_program(path: Path, max_lens: list[int], args, console: Console) -> list[dict]:
-    """Every cell of one program; after a compile that timed out, larger max_lens are not tried."""
+    """Every cell of one program, but those `not_worth_trying`."""
     cells: list[dict[str, Any]] = []
     for max_len in max_lens:
-        given_up = next((c for c in cells if c["status"] == "timeout" and "layers" not in c), None)
-        if given_up:
-            cell = {"program": path.stem, "max_len": max_len, "status": "timeout",
-                    "error": f"not run: the compile timed out at max_len {given_up['max_len']}"}
-        else:
-            cell = run_cell(path, max_len, args)
-        console.print(f"  {path.stem} max_len {max_len}: {cell['status']}", highlight=False)
+        why = not_worth_trying(cells, max_len, args.timeout)
+        cell = {"program": path.stem, "max_len": max_len, "status": "skipped", "error": why} if why else \
+            run_cell(path, max_len, args)
+        console.print(f"  {path.stem} max_len {max_len}: {cell['status']} "
+                      f"({cell.get('cell_wall_s', 0):.1f} s wall, {cell.get('cell_cpu_s', 0):.1f} s CPU)", highlight=False)
         cells.append(cell)
     return cells
 
 
-# ---------------------------------------------------------------------------------------------
-# Reports: harness.Table, rendered with rich and as markdown.
+def not_worth_trying(cells: list[dict], max_len: int, limit: float) -> str | None:
+    """Why a cell at `max_len` would surely run out of time, given the program's smaller cells: a
+    compile that ran out of time, or one whose CPU seconds, times the growth of max_len (a compile's
+    time grows at least linearly with it), pass the limit; None if it is worth trying."""
+    for cell in cells:
+        if cell["status"] == "timeout" and "compile_cpu_s" not in cell:
+            return f"not run: the compile ran out of time at max_len {cell['max_len']:,}"
+    timed = [c for c in cells if c.get("compile_cpu_s") is not None]
+    if timed and timed[-1]["compile_cpu_s"] * max_len / timed[-1]["max_len"] > limit:
+        last = timed[-1]
+        return (f"not run: the compile took {last['compile_cpu_s']:.0f} CPU s at max_len {last['max_len']:,}, "
+                f"at least {max_len / last['max_len']:g}x that here: past the {limit:g} s limit")
+    return None
 
 
-PROGRAM_COLUMNS = ["max_len", "layers", "heads", "d_model", "params", "non-zero", "FLOPs", "compile s",
-                   "seq/s", "ms/1000", "accuracy %", "skipped"]
-
-
-def program_table(program: str, cells: list[dict]) -> Table:
-    rows = [[str(c["max_len"]), shown(c, "layers", "d"), heads_text(c),
-             shown(c, "d_model", "d"), shown(c, "params", ","), shown(c, "nonzero", ","), shown(c, "flops", ","),
-             compile_text(c), shown(c, "seqs_per_s", ",.0f"), shown(c, "forward_ms_per_1000", ",.1f"),
-             shown(c, "accuracy", ".2f"), shown(c, "skipped", ",")]
-            for c in cells]
-    return Table(program, PROGRAM_COLUMNS, rows)
-
-
-def comparison_table(cells: list[dict]) -> Table:
-    """Ours beside tracr on every program and max_len of the tracr figures (tracr_figures.py)."""
-    columns = ["program", "max_len", "layers ours/tracr", "params ours", "params tracr", "ratio",
-               "exact ours", "exact tracr", "compile s ours", "compile s tracr", "ms/1000 ours", "ms/1000 tracr"]
-    rows = []
-    for figure in tracr.TRACR:
-        cell = find(cells, figure.program, figure.max_len) or {"status": "not measured"}
-        ratio = cell["params"] / figure.params if "params" in cell else None
-        low, high = figure.compile_seconds
-        rows.append([figure.program, str(figure.max_len), f"{shown(cell, 'layers', 'd')}/{figure.layers}",
-                     shown(cell, "params", ","), f"{figure.params:,}",
-                     ratio_text(ratio),
-                     shown(cell, "accuracy", ".2f") + ("%" if "accuracy" in cell else ""), figure.exactness,
-                     compile_text(cell), f"{low}-{high}", shown(cell, "forward_ms_per_1000", ",.1f"),
-                     "-" if figure.forward_ms_per_1000 is None else f"{figure.forward_ms_per_1000:,.0f}"])
-    return Table("ours vs tracr", columns, rows)
+def costliest_first(names: list[str], previous: Path) -> list[str]:
+    """`names`, those whose cells took longest in the last run (`previous`, a results.json) first, so
+    that parallel jobs end together; the order given where there is no last run."""
+    if not previous.exists():
+        return names
+    cost: dict[str, float] = {}
+    for cell in json.loads(previous.read_text()).get("cells", []):
+        compiles = (cell.get("compile_cpu_s") or 0) + (cell.get("cold_cpu_s") or cell.get("compile_s") or 0)
+        forward = (cell.get("forward_ms_per_1000") or 0) / 1e6 * (cell.get("inputs", 0) + 1)  # s per sequence
+        cost[cell["program"]] = cost.get(cell["program"], 0.0) + compiles + forward
+    return sorted(names, key=lambda name: -cost.get(name, float("inf")))
 
 
 # ---------------------------------------------------------------------------------------------
 # Output files and the command line.
 
 
-def write_results(out: Path, cells: list[dict], tables: list[Table], goals: list, settings: dict) -> None:
+def write_results(out: Path, cells: list[dict], tables: list[Table], goals: dict, settings: dict) -> None:
+    """OUT/results.md (settings, samples per max_len, tables, goal lines), OUT/results.json, OUT/scale.svg."""
     info = machine()
     out.mkdir(parents=True, exist_ok=True)
     header = [
         "# bench/scale.py results", "",
         f"{machine_line(info)}.",
         f"Settings: {', '.join(f'{key} {value}' for key, value in settings.items())}. "
-        "Columns: see bench/README.md.", "",
+        "Columns: see bench/README.md. Compile times are CPU seconds (user + system) unless marked wall: "
+        "the machine is shared, and CPU time is what its load inflates least.", "",
+        "Samples per max_len: " + "; ".join(plan_text(n, plan(n, argparse.Namespace(**settings)))
+                                           for n in settings["max_lens"]) + ".", "",
     ]
     body = "\n\n".join(map(to_markdown, tables))
     checks = "\n\n".join("\n".join([f"### goals: {group}", "", "```", *goal_lines(lines), "```"])
                          for group, lines in goals.items())
-    (out / "results.md").write_text("\n".join(header) + body + "\n\n" + checks + "\n")
+    (out / "results.md").write_text("\n".join(header) + "\n" + body + "\n\n" + checks + "\n")
     goal_json = [{"group": group, "goal": goal, "passed": passed, "detail": detail}
                  for group, lines in goals.items() for goal, passed, detail in lines]
     (out / "results.json").write_text(json.dumps(
         {"machine": info, "settings": settings, "cells": cells, "goals": goal_json}, indent=1) + "\n")
+    write_plot(cells, out / "scale.svg")
+
+
+def plan_text(max_len: int, sample: Plan) -> str:
+    lengths = "the longest lengths" if sample.longest else "lengths 1..max_len"
+    return (f"{max_len:,}: {sample.samples:,} inputs of {lengths}, forward batch {sample.batch:,} "
+            f"(best of {sample.runs}), {sample.cold_runs} cold compile{'s' * (sample.cold_runs != 1)}")
 
 
 def parse_args(argv: list[str] | None):
     parser = argparse.ArgumentParser(description="Size, cost, speed and exactness of compiled programs.")
     parser.add_argument("--programs", help="comma-separated names in programs/ (default: all)")
     parser.add_argument("--max-lens", default=",".join(map(str, MAX_LENS)),
-                        help="default 5,10,20,40,64,128,256,512,1024")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per cell process (default 300)")
+                        help="default " + ",".join(map(str, MAX_LENS)))
+    parser.add_argument("--jobs", type=int, default=2, help="programs measured at a time (default 2)")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="CPU seconds per process (default 300; and 20 times that in wall seconds)")
     parser.add_argument("--samples", type=int, default=2_000,
-                        help="accuracy inputs per cell (default 2000; fewer past max_len 64)")
+                        help="accuracy inputs per cell up to max_len 64 (default 2000; fewer past it)")
+    parser.add_argument("--long-samples", type=int, default=8,
+                        help="accuracy inputs of the longest lengths past max_len 1,024 (default 8)")
     parser.add_argument("--batch", type=int, default=1_000, help="forward batch (default 1000; smaller past max_len 64)")
-    parser.add_argument("--runs", type=int, default=3, help="cold compiles (median) and forward runs (best)")
+    parser.add_argument("--runs", type=int, default=3, help="forward runs (best) and cold compiles up to 64 (median)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results/)")
-    parser.add_argument("--cell", nargs=2, metavar=("PATH", "MAX_LEN"), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
+
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Set to 1 for every child process (unless already set): two programs run at once on two cores,
+and a multi-threaded BLAS's waiting threads spin: under load they burnt 30 times the CPU seconds
+of the work itself (shuffle_dyck2 at max_len 128: 15 CPU s for 1,000 inputs, 0.5 s on one thread)."""
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.cell:
-        measure_cell(Path(args.cell[0]), int(args.cell[1]), args.samples, args.batch, args.runs, args.seed)
-        return 0
+    for variable in BLAS_THREADS:
+        os.environ.setdefault(variable, "1")
     names = args.programs.split(",") if args.programs else library_programs()
     max_lens = [int(n) for n in args.max_lens.split(",")]
     console = Console(width=None if sys.stdout.isatty() else 200)  # files and pipes get whole rows
-    cells = []
-    for name in names:
-        cells += run_program(PROGRAMS_DIR / f"{name}.rasp", max_lens, args, console)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(args.jobs) as pool:
+        measured = dict(zip(order := costliest_first(names, args.out / "results.json"), pool.map(
+            lambda name: run_program(PROGRAMS_DIR / f"{name}.rasp", max_lens, args, console), order)))
+    cells = [cell for name in names for cell in measured[name]]
     tables = [program_table(name, [c for c in cells if c["program"] == name]) for name in names]
     tables.append(comparison_table(cells))
+    if any(n > CONTEXT for n in max_lens):
+        tables.append(long_table(cells))
     goals = goal_checks(cells)
     for table in tables:
         console.print(to_rich(table))
@@ -299,8 +268,12 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"goals: {group}", highlight=False)
         for line in goal_lines(lines):
             console.print(line, highlight=False)
-    settings = {key: getattr(args, key) for key in ("timeout", "samples", "batch", "runs", "seed")}
-    write_results(args.out, cells, tables, goals, {"max_lens": max_lens, **settings})
+    settings = {key: getattr(args, key) for key in ("jobs", "timeout", "samples", "long_samples", "batch", "runs",
+                                                     "seed")}
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    write_results(args.out, cells, tables, goals, {"max_lens": max_lens, **settings,
+                                                   "minutes": round((time.perf_counter() - started) / 60, 1),
+                                                   "cpu_minutes": round((children.ru_utime + children.ru_stime) / 60, 1)})
     return 0
 
 

@@ -12,8 +12,8 @@ def cells(params_64: int, params_1024: int, compile_s: float = 1.0, accuracy: fl
     made = []
     for program in goals.library_programs():
         made.append({"program": program, "max_len": 64, "params": params_64, "status": "ok"})
-        made.append({"program": program, "max_len": 1024, "params": params_1024, "compile_s": compile_s,
-                     "compile_runs": [compile_s], "accuracy": accuracy, "status": "ok"})
+        made.append({"program": program, "max_len": 1024, "params": params_1024, "cold_cpu_s": compile_s,
+                     "cold_runs": [{"cpu_s": compile_s, "wall_s": compile_s}], "accuracy": accuracy, "status": "ok"})
     return made
 
 
@@ -40,3 +40,42 @@ def test_a_program_not_measured_fails_its_goal():
     for check in (goals.goal_context, goals.goal_linear_growth, goals.goal_sizes):
         goal, passed, detail = check(partial)
         assert not passed and "not measured" in detail and "sort" in detail
+
+
+def long_cells(params_4096: int = 10, compile_cpu_s: float = 1.0, accuracy: float = 100.0) -> list[dict]:
+    """Every program of the 4,096 goal at 1,024 (2 params) and at 4,096 with these figures."""
+    made = []
+    for program in goals.LONG_PROGRAMS:
+        made.append({"program": program, "max_len": 1024, "params": 2, "status": "ok"})
+        made.append({"program": program, "max_len": 4096, "params": params_4096, "compile_cpu_s": compile_cpu_s,
+                     "accuracy": accuracy, "inputs": 8, "skipped": 0, "lengths": [4089, 4096],
+                     "largest_array": "wpe 4,097x9", "widest_sop": "tokens 2 of 9 residual dims", "status": "ok"})
+    return made
+
+
+def test_long_goal_passes_at_five_times_and_thirty_seconds_exact():
+    goal, passed, detail = goals.goal_long(long_cells())
+    assert passed and "largest growth" in detail
+
+
+def test_long_goal_names_the_figure_and_what_stands_in_the_way():
+    detail = goals.goal_long(long_cells(params_4096=11))[2]
+    assert "reverse params 11, 5.5x those at 1,024 (2): largest array wpe 4,097x9" in detail
+    assert "aab compiles in 30.1 CPU s" in goals.goal_long(long_cells(compile_cpu_s=30.1))[2]
+    inexact = long_cells(accuracy=97.5)
+    inexact[1]["max_error"] = 0.5
+    inexact[1]["float64"] = {"accuracy": 100.0, "inputs": 8, "skipped": 0, "lengths": [4089, 4096]}
+    detail = goals.goal_long(inexact)[2]
+    assert ("length float32 97.50% of positions, largest error 0.5 on 8 inputs of 4,089..4,096 tokens; "
+            "float64: exact on 8 inputs of 4,089..4,096 tokens") in detail
+
+
+def test_long_goal_shows_a_refusal_by_its_location_and_first_clause():
+    refused = [c for c in long_cells() if c["program"] != "count" or c["max_len"] == 1024]
+    refused.append({"program": "count", "max_len": 4096, "status": "refused", "compile_cpu_s": 2.0,
+                    "refused": "count.rasp:6:8: error: the model would need about 117,715,070 parameters: "
+                               "each value set is within the checker's limits; use fewer values\n  output = ...\n"})
+    goal, passed, detail = goals.goal_long(refused)
+    assert not passed
+    assert detail == ("count refused: count.rasp:6:8: the model would need about 117,715,070 parameters "
+                      "(after 2.0 CPU s)")

@@ -4,6 +4,7 @@ code differs from it, and None outside a git checkout; the markdown tables every
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import harness  # bench/harness.py: bench/ is on the tests' path (pyproject.toml)
@@ -40,3 +41,12 @@ def test_a_markdown_table_has_its_header_rule_and_rows():
     assert harness.markdown(["a", "b c"], [["1", "2"], ["3", "-"]]) == "| a | b c |\n|---|---|\n| 1 | 2 |\n| 3 | - |"
     table = harness.Table("sizes", ["n"], [["5"]])
     assert harness.to_markdown(table) == "### sizes\n\n| n |\n|---|\n| 5 |"
+
+
+def test_run_limited_reports_output_status_and_cpu_time_and_kills_at_the_cpu_limit():
+    done = harness.run_limited([sys.executable, "-c", "import sys; print('out'); sys.exit('err')"], 60)
+    assert (done.status, done.stdout, done.stderr.strip()) == ("error", "out\n", "err")
+    assert done.cpu_s > 0 and done.wall_s > 0
+    spinning = harness.run_limited([sys.executable, "-c", "print('started', flush=True)\nwhile True: pass"], 0.3)
+    assert (spinning.status, spinning.stdout) == ("timeout", "started\n")
+    assert spinning.cpu_s >= 0.3  # killed once the CPU limit is passed, polled every 0.1 s

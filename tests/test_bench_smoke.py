@@ -3,6 +3,7 @@
 Both scripts run as the user runs them (new processes, side by side to keep the test fast): the
 fuzz on 5 generated programs, the scale bench on programs/aab.rasp at max_len 5 with a tiny sample,
 writing into a temporary directory. The figures are checked against the library computed here.
+Apart, the scale bench on programs/length.rasp at max_len 2,048 (a cell past 1,024).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ FUZZ_PROGRAMS = 5
 SAMPLES = 20
 SUMMARY = re.compile(r"agreed on (\d+) of (\d+) programs \(([\d,]+) inputs compared\); (\d+) rejected by the "
                      r"checker, (\d+) refused for precision or size, (\d+) disagreed, (\d+) crashed")
-COLUMNS = ["max_len", "layers", "heads", "d_model", "params", "non-zero", "FLOPs", "compile s", "seq/s",
-           "ms/1000", "accuracy %", "skipped"]
+COLUMNS = ["max_len", "layers", "heads", "d_model", "params", "non-zero", "FLOPs", "compile CPU s", "cold CPU s",
+           "cold wall s", "seq/s", "ms/1000", "accuracy %", "skipped"]
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,8 @@ def test_scale_cell_matches_the_compiled_model(runs):
     assert cell["accuracy"] == 100.0 and cell["agree"] == cell["positions"]
     assert (cell["inputs"], cell["skipped"]) == (SAMPLES, 0)
     assert SAMPLES <= cell["positions"] <= 5 * SAMPLES  # lengths 1..5
-    assert 0 < cell["compile_s"] < 60
+    assert 0 < cell["compile_cpu_s"] <= cell["cold_cpu_s"] < 60  # the cold process imports, then compiles
+    assert 0 < cell["cold_wall_s"] < 60
     assert cell["seqs_per_s"] > 0
     assert cell["forward_ms_per_1000"] == pytest.approx(1e6 / cell["seqs_per_s"])
     assert results["machine"]["cpu_count"] >= 1 and results["settings"]["samples"] == SAMPLES
@@ -84,6 +86,7 @@ def test_scale_markdown_has_the_table_and_goal_lines(runs):
     assert [number for _, number in goals] == ["1", "2", "3", "4a", "4b", "5"]
     context = re.findall(r"^(PASS|FAIL)  goal (C\d) ", markdown, re.MULTILINE)
     assert [number for _, number in context] == ["C1", "C2", "C3", "C4"]
+    assert re.search(r"^FAIL  goal L .*not measured: length at 4,096", markdown, re.MULTILINE)
     assert all(status == "FAIL" for status, number in context if number != "C4")  # max_len 5 only: not measured
     compiled, handmade = re.search(r"goal 5 .*: compiled ([\d,]+) vs hand-made ([\d,]+) at 5 tokens",
                                    markdown).groups()
@@ -121,3 +124,23 @@ def test_a_program_the_checker_accepts_and_the_budget_refuses_is_refused_not_cra
     assert outcome.detail == f"RaspSizeError: {refusal}"
     monkeypatch.setattr(fuzz, "compile_program", raising(RaspValueError("a lambda fails", None)))
     assert fuzz.check_program(1, 0).status == "crashed"  # any other error of an accepted program is a finding
+
+
+@pytest.mark.slow
+def test_scale_past_1024_checks_inputs_of_the_longest_lengths(tmp_path):
+    """length at max_len 2,048: its row past 1,024 says float32's verdict on 2 inputs of 2,047 and
+    2,048 tokens (or the located refusal), and the plot is drawn."""
+    subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--programs", "length", "--max-lens", "2048",
+                    "--long-samples", "2", "--runs", "1", "--timeout", "120", "--out", str(tmp_path)],
+                   capture_output=True, text=True, check=True)
+    [cell] = json.loads((tmp_path / "results.json").read_text())["cells"]
+    markdown = (tmp_path / "results.md").read_text()
+    [row] = [line for line in markdown.splitlines() if line.startswith("| length | 2,048 |")]
+    if cell["status"] == "refused":
+        assert "refused: length.rasp:" in row
+    else:
+        assert cell["status"] == "ok" and (cell["inputs"], cell["lengths"]) == (2, [2047, 2048])
+        verdict = "exact" if cell["accuracy"] == 100.0 else f"{cell['accuracy']:.2f}% of positions"
+        assert f"| {verdict}" in row and "on 2 inputs of 2,047..2,048 tokens" in row
+        assert "cold_runs" not in cell  # past 1,024 the compile CPU seconds are the figure
+    assert (tmp_path / "scale.svg").read_text().startswith("<svg ")
