@@ -18,11 +18,12 @@ from ..errors import RaspValueError
 from .lambda_calls import describe
 
 MAX_MEANS = 6_000_000
-"""The most values a numerical mean may take. A mean is one residual coordinate whatever its values,
-but the compiler holds them as Python floats (the value set, the residual variable's sorted tuple)
-with NumPy copies while it measures their gaps: about 190 bytes per value at a compile's peak. A
-running mean of a 0/1 value over 4,096 positions takes 5,100,021 values and its compile peaks at
-about 1 GB of memory; 6 million keep a compile within about 1.2 GB, formed in a few seconds."""
+"""The most values a numerical mean may take: a bound on memory. A mean is one residual coordinate
+whatever its values, but the compiler holds them as Python floats (the value set, the residual
+variable's sorted tuple) with NumPy copies while it measures their gaps, about 190 bytes per value
+at a compile's peak: frac_prevs at max_len 4,096 (5,100,021 means) peaks at about 1 GB, and a mean
+at the limit takes about 1.2 GB. What reads the mean holds its own values besides (a sequence_map
+of the mean and the length, one result per pair that meets: about 2 million at 2,048)."""
 
 MAX_SUM_PAIRS = 10_000_000
 """The most (sum, value) additions one count of a mean's dynamic programming may take."""
