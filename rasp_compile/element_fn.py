@@ -44,11 +44,12 @@ class Fn:
         none there (as in tracr); an infinity or nan is refused (ValueError): no model holds it.
 
         Two memos: `recent`, keyed by the arguments themselves, answers when it holds these very
-        objects (the value sets' own, asked again and again: one hash, no key to build); equal
+        objects (the value sets' own, asked again and again: one hash, no key to build) or others
+        that are the same values (`same_value`: a running mean's floats formed again, say); equal
         arguments that are not the same (2.0 for 2, -0.0 for 0.0) go to `results`, keyed by
         `identity_key`, which tells them apart."""
         held = self.recent.get(args)
-        if held is not None and all(map(operator.is_, held[0], args)):
+        if held is not None and (all(map(operator.is_, held[0], args)) or all(map(same_value, held[0], args))):
             return held[1]
         key = tuple(map(identity_key, args))  # 1, 1.0 and True are equal, not the same; nor are 0.0 and -0.0
         if key not in self.results:

@@ -20,6 +20,7 @@ from rasp_compile.errors import (
 from rasp_compile.compiler import compile_program, precision
 from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.frontend.infer import infer_value_sets
+from rasp_compile.frontend.means import MAX_MEANS
 
 H = "vocab {a, b}\nmax_len 5\n"  # two lines: the body starts on line 3
 
@@ -211,11 +212,11 @@ def test_a_byte_order_mark_is_skipped(tmp_path):
 
 @pytest.mark.slow
 def test_max_len_given_at_load_replaces_the_declared_one(tmp_path):
-    """A program too large at its own max_len (here: more than 1,000,000 possible means) loads,
+    """A program too large at its own max_len (here: more than MAX_MEANS possible means) loads,
     and its lambdas are checked, at the max_len it will be compiled at."""
     path = tmp_path / "long.rasp"
     path.write_text("vocab {x, y}\nmax_len 1000\noutput numerical(aggregate(select(indices, indices, <=), numerical(indices)))\n")
-    with pytest.raises(RaspValueError, match="1,000,000 values"):
+    with pytest.raises(RaspValueError, match=f"{MAX_MEANS:,} values"):
         load_program(path)
     assert load_program(path, max_len=8).max_len == 8
     assert rasp_compile.compile(path, max_len=8).meta["max_len"] == 8  # the API's path and text forms too

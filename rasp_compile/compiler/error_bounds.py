@@ -50,6 +50,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import ir
+from ..float_arrays import floats
 from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP
 from .primitives.numeric_mlp import interpolation_errors, step_output_errors
 from .primitives.numerical_attn import numerical_sharpness
@@ -65,8 +66,8 @@ def unit_roundoff(dtype: DTypeLike) -> float:
 
 def largest_magnitude(values: Iterable[Any]) -> float:
     """The largest magnitude among `values` (NaN if one is NaN)."""
-    magnitudes = [abs(float(v)) for v in values]
-    return float(np.max(magnitudes)) if magnitudes else 0.0
+    magnitudes = np.abs(floats(values))
+    return float(magnitudes.max()) if len(magnitudes) else 0.0
 
 
 def carried_magnitudes(ops: Iterable[Op]) -> dict[Var, float]:
@@ -178,7 +179,7 @@ def pointwise(writer: Op, bounds: dict[Var, float], carried: dict[Var, float], w
     """The error bound of what `writer` writes, at each of its values: its rounding part
     ROUNDINGS u |v| where that is relative (relative_roundings), else its bound everywhere."""
     var = writer.out
-    values = np.abs(np.array([float(v) for v in var.values] or [0.0]))
+    values = np.abs(floats(var.values or [0.0]))
     if var not in relative:
         return np.full(values.shape, bounds[var])
     charged = charged_rounding(writer, carried, writers, dtype, counts)

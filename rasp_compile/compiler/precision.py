@@ -43,6 +43,7 @@ from numpy.typing import DTypeLike
 
 from .. import ir
 from ..errors import RaspError, RaspPrecisionError
+from ..float_arrays import floats
 from .budget import check_budget
 from .error_bounds import (as_decode, carried_magnitudes, decode_errors, error_bounds, pointwise, relative_roundings,
                            rounding_counts, rounding_error)
@@ -225,7 +226,7 @@ def _numerical_answer(graph: Graph, bounds: dict[Var, float], carried: dict[Var,
         bound = np.concatenate([decode_errors(*d, number, errors, dtype) + gate for d in decodes])
         values = np.abs(np.array([float(a) for d in decodes for a in d[1]]))
     else:
-        values = np.abs(np.array([float(v) for v in number.values] or [0.0]))
+        values = np.abs(floats(number.values or [0.0]))
         bound = pointwise(writer, bounds, carried, writers, relative, dtype, counts)
     tolerance = OUTPUT_TOLERANCE * np.maximum(1.0, values)
     bound = np.broadcast_to(bound, values.shape)

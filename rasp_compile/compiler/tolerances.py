@@ -19,6 +19,10 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
+from ..float_arrays import distinct_sorted, floats
+
 # -- attention: how much a softmax may leak --------------------------------------------------
 
 CATEGORICAL_LEAK = 1e-6
@@ -140,12 +144,11 @@ def needed_gap(n_keys: int, tolerated_leak: float) -> float:
 
 def smallest_gap(values: Iterable[Any]) -> float:
     """The smallest distance between two of the (numeric) values; 1 when there is one value."""
-    ordered = sorted(set(float(v) for v in values))
-    gaps = [b - a for a, b in zip(ordered, ordered[1:])]
-    return min(gaps, default=1.0)
+    ordered = distinct_sorted(values)
+    return float(np.diff(ordered).min()) if len(ordered) > 1 else 1.0
 
 
 def spread(values: Iterable[Any]) -> float:
     """The largest distance between two of the (numeric) values; 1 when they are all equal."""
-    ordered = [float(v) for v in values]
-    return (max(ordered) - min(ordered)) or 1.0
+    ordered = floats(values)
+    return float(ordered.max() - ordered.min()) or 1.0

@@ -1,6 +1,6 @@
 """The value set of a numerical mean: every mean of 1..m values drawn from a finite set.
 
-A running mean of +1 / -1 over up to 1,024 positions takes about 640,000 values, so they are
+A running mean of +1 / -1 over up to 4,096 positions takes about 5.1 million values, so they are
 formed as arrays: every value is an integer number of 1/scale (scale: the common denominator),
 sums of one count are integers (numpy int64), and a mean is sum / (count * scale), divided once:
 the float nearest the exact rational, as the interpreter computes it (docs/language.md, "Means").
@@ -17,9 +17,13 @@ from .. import ir
 from ..errors import RaspValueError
 from .lambda_calls import describe
 
-MAX_MEANS = 1_000_000
-"""The most values a numerical mean may take: a mean is one residual coordinate whatever its values,
-and a million of them are formed in about a second."""
+MAX_MEANS = 6_000_000
+"""The most values a numerical mean may take: a bound on memory. A mean is one residual coordinate
+whatever its values, but the compiler holds them as Python floats (the value set, the residual
+variable's sorted tuple) with NumPy copies while it measures their gaps, about 190 bytes per value
+at a compile's peak: frac_prevs at max_len 4,096 (5,100,021 means) peaks at about 1 GB, and a mean
+at the limit takes about 1.2 GB. What reads the mean holds its own values besides (a sequence_map
+of the mean and the length, one result per pair that meets: about 2 million at 2,048)."""
 
 MAX_SUM_PAIRS = 10_000_000
 """The most (sum, value) additions one count of a mean's dynamic programming may take."""
