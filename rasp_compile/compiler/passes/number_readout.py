@@ -28,7 +28,15 @@ class, class k = B a + b:
 The nearest class still wins by at least 1, but the terms reach about 4 B K instead of 3 K^2
 (130,000 instead of 3,000,000 at K = 1,025). An error e in h moves l by B e, so h's rounding
 times B, plus w's over g, must stay within STEP_WINDOW, as w's alone does for the one-number
-read-out (both as precision.py bounds a fresh number's rounding). Else the one-hot.
+read-out (both as precision.py bounds a fresh number's rounding).
+
+Centred digits. Past about 2,050 classes (a width of max_len 2,048 or more) those terms too
+are beyond float32 (1.05e6 at K = 4,097: 8 u of them is half the margin). The same two digits,
+of the rank less the middle rank m and over the centred copy x = (w - centre)/g, are centred
+too: h = (k - m + B//2) // B and l = x - B h lie within about B/2 of 0 (h in -32..32 at
+K = 4,097), so each term reaches about B K / 2, a quarter of the plain digits' (2.7e5 at
+K = 4,097). When the number is a copy (a length, written by a Linear), the digit's step MLP
+reads the centred copy, so the plain number is dead and costs no dimension. Else the one-hot.
 
 Needs: the read-out still the answer's own one-hot (linear-readout did not replace it). Runs
 before dead ops are dropped. Guarantees: the answer's writer (a table or step MLP, which write
