@@ -52,7 +52,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import ir
-from .ops import Attend, Embed, EmbedSource, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP
+from .ops import Attend, Embed, EmbedSource, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP, op_inputs
 from .primitives.numeric_mlp import interpolation_errors, step_output_errors
 from .primitives.numerical_attn import numerical_sharpness
 from .primitives.selector_width import width_sharpness
@@ -170,7 +170,7 @@ def error_bounds(graph: Graph, dtype: DTypeLike) -> dict[Var, float]:
             errors = pointwise(writers[number], bounds, carried, writers, relative, dtype, counts)
             fresh[op.out] = float(np.max(decode_errors(number, answers, interpolated, op.out, errors, dtype), initial=0.0))
         elif stored_once(op, writers):  # an embedding: its value stored once, after float64 sums of its folds
-            fresh[op.out] = _stored_error(op.out, dtype) + len(op.inputs) * unit_roundoff(np.float64) * carried[op.out]
+            fresh[op.out] = _stored_error(op.out, dtype) + len(op_inputs(op)) * unit_roundoff(np.float64) * carried[op.out]
         else:
             fresh[op.out] = _op_error(op, fresh, bounds, graph.program.max_len, dtype)
         bounds[op.out] = fresh[op.out] + charged_rounding(op, carried, writers, dtype, counts)
