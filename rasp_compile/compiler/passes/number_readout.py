@@ -30,7 +30,7 @@ The nearest class still wins by at least 1, but the terms reach about 4 B K inst
 times B, plus w's over g, must stay within STEP_WINDOW, as w's alone does for the one-number
 read-out (both as precision.py bounds a fresh number's rounding).
 
-Centred digits. Past about 2,050 classes (a width of max_len 2,048 or more) those terms too
+Centred digits. From 2,602 evenly spaced classes (a width of max_len 2,601 or more) those terms too
 are beyond float32 (1.05e6 at K = 4,097: 8 u of them is half the margin). The same two digits,
 of the rank less the middle rank m and over the centred copy x = (w - centre)/g, are centred
 too: h = (k - m + B//2) // B and l = x - B h lie within about B/2 of 0 (h in -32..32 at
@@ -96,6 +96,7 @@ def choose_number_readout(graph: Graph) -> Graph:
 def _digits(found: tuple[Readout, Op] | None, *before: Op) -> tuple[Readout | None, tuple[Op, ...]]:
     """A two-digit read-out and the ops it adds (`before`, then its high digit's), or (None, ())."""
     return (found[0], (*before, found[1])) if found else (None, ())
+
 
 def _centred(number: Var, centre: float, writers: dict[Var, Op], labels: frozenset[str]) -> Linear:
     """number - centre, a Linear written by the number's own writers."""
