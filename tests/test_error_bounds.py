@@ -188,3 +188,28 @@ def test_hostile_margins_are_refused_by_validate(margins):
     model.meta["margins"] = margins
     with pytest.raises(WeightsError, match="meta.margins"):
         validate(model)
+
+
+def test_a_feature_one_embedding_stores_is_bounded_by_storing_it_and_measured_exact():
+    """count's key feature (-1 at b and c, 0 at a) is a Linear of the tokens' one-hot that wte
+    stores whole: nothing rounds it but storing -1 and 0 (and float64 summing its fold), so the width head's
+    scores carry no tilt (at 4,096 that tilt alone, 2.6e-5, was past the step's 1.5e-5). Measured
+    0 through rc.trace. A feature of the tokens and the indices sums wte and wpe: charged."""
+    from rasp_compile.compiler.driver import OPTIMIZATIONS, build_graph
+    from rasp_compile.compiler.error_bounds import error_bounds
+    from rasp_compile.frontend.infer import infer_value_sets
+
+    def bounds(text: str) -> dict[str, float]:
+        program = parse_program(text)
+        graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+        return {var.label: bound for var, bound in error_bounds(graph, np.float32).items()}
+
+    count = (PROGRAMS / "count.rasp").read_text()
+    assert bounds(count)["output.bos_share.k0"] <= np.finfo(np.float64).eps  # the float64 sum of its fold
+    model = compile_program(parse_program(count), dtype=np.float32)
+    trace = rc.trace(model, list("abcab"))
+    feature = trace.stages[-1].x[trace.first:, trace.variables["output.bos_share key 0"].dims[0]]
+    assert feature.tolist() == [0.0, -1.0, -1.0, 0.0, -1.0]
+    mixed = bounds('vocab {a, b}\nmax_len 8\nx = numerical(sequence_map(lambda t, i: i + (1 if t == "a" else 0), '
+                   'tokens, indices))\noutput numerical(aggregate(select(indices, indices, ==), x, default=0))\n')
+    assert mixed["x"] > 0.0

@@ -18,7 +18,9 @@ propagated through the graph in order (each op after its inputs' writers):
                    numeric_mlp.interpolation_error (the worse orientation)
     GatedMap       affine pieces a x + b: max |a| times the input's error, plus rounding; step and
                    polyline pieces as NumericMLP, the worst gate value
-    Linear         sum of |coefficient| times each input coordinate's error, plus rounding
+    Linear         sum of |coefficient| times each input coordinate's error, plus rounding; one
+                   stored in one embedding (`stored_once`: its inputs all embedded from one
+                   source) is an Embed: storing its value, plus the float64 sums of its folds
     Attend         a mean: its values' error; plus the weight its softmax may leave off the
                    selected keys times the spread of the values and default (the leak each head is
                    built to, primitives/numerical_attn.py); plus the tilt, when the score's features
@@ -51,7 +53,7 @@ from numpy.typing import DTypeLike
 
 from .. import ir
 from ..float_arrays import floats
-from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP
+from .ops import Attend, Embed, EmbedSource, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, TableMLP, op_inputs
 from .primitives.numeric_mlp import interpolation_errors, step_output_errors
 from .primitives.numerical_attn import numerical_sharpness
 from .primitives.selector_width import width_sharpness
@@ -168,6 +170,8 @@ def error_bounds(graph: Graph, dtype: DTypeLike) -> dict[Var, float]:
             number, answers, interpolated = decode
             errors = pointwise(writers[number], bounds, carried, writers, relative, dtype, counts)
             fresh[op.out] = float(np.max(decode_errors(number, answers, interpolated, op.out, errors, dtype), initial=0.0))
+        elif stored_once(op, writers):  # an embedding: its value stored once, after float64 sums of its folds
+            fresh[op.out] = _stored_error(op.out, dtype) + len(op_inputs(op)) * unit_roundoff(np.float64) * carried[op.out]
         else:
             fresh[op.out] = _op_error(op, fresh, bounds, graph.program.max_len, dtype)
         bounds[op.out] = fresh[op.out] + charged_rounding(op, carried, writers, dtype, counts)
@@ -207,9 +211,27 @@ def charged_rounding(op: Op, carried: dict[Var, float], writers: dict[Var, Op], 
     """The rounding error_bounds adds to what `op` writes: rounding_error, except for embeddings
     (stored once: their error is exact) and decodes (steps and polylines, or a line of one:
     as_decode), whose own bounds (numeric_mlp) count every rounding of their output."""
-    if isinstance(op, Embed) or (isinstance(op, GatedMap) and not op.affine) or as_decode(op, writers):
+    if isinstance(op, Embed) or stored_once(op, writers) or (isinstance(op, GatedMap) and not op.affine) or as_decode(op, writers):
         return 0.0
     return rounding_error(op.out, carried, dtype, counts.get(op.out, ROUNDINGS))
+
+
+def stored_once(op: Op, writers: dict[Var, Op]) -> bool:
+    """Whether `op` is a numerical Linear that one embedding stores whole (assemble.Folds): its
+    inputs all embedded from one source, and its bias, which the position embedding carries, 0
+    unless that source is the position's. Its coordinate is then that embedding's entry, added
+    to zeros: nothing rounds it but storing it."""
+    if not (isinstance(op, Linear) and op.out.encoding == ir.NUMERICAL):
+        return False
+    sources = {w.source if isinstance(w, Embed) else None for w in (writers.get(var) for var in op.inputs)}
+    if len(sources) != 1 or None in sources:
+        return False
+    return sources != {EmbedSource.TOKENS} or not any(op.bias.values())
+
+
+def _stored_error(out: Var, dtype: DTypeLike) -> float:
+    """Storing each of `out`'s values in the dtype: |v - dtype(v)| (0 for integers)."""
+    return max((abs(float(v) - float(np.asarray(v, dtype))) for v in out.values), default=0.0)
 
 
 def _op_error(op: Op, fresh: dict[Var, float], bounds: dict[Var, float], max_len: int, dtype: DTypeLike) -> float:
@@ -218,7 +240,7 @@ def _op_error(op: Op, fresh: dict[Var, float], bounds: dict[Var, float], max_len
     already counts), or `bounds`, their whole errors (read by a polyline, which starts afresh)."""
     numerical = op.out.encoding == ir.NUMERICAL
     if isinstance(op, Embed):
-        return max((abs(float(v) - float(np.asarray(v, dtype))) for v in op.out.values), default=0.0) if numerical else 0.0
+        return _stored_error(op.out, dtype) if numerical else 0.0
     if isinstance(op, TableMLP):
         inputs = sum(bounds.get(var, 0.0) for var in op.inputs)
         return inputs * largest_magnitude(op.out.values) if numerical else inputs

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from rasp_compile import ir
 from rasp_compile.compiler import OPTIMIZATIONS, build_graph, compile_program
 from rasp_compile.compiler.ops import Attend, Linear, TableMLP
@@ -137,3 +139,24 @@ def test_prune_drops_only_dimensions_no_weight_reads():
     inputs = [list("aabaa"), list("ab"), list("bbbab")]
     assert predict(pruned, inputs) == predict(whole, inputs)
     assert prune(pruned).meta["residual"] == pruned.meta["residual"]
+
+
+def test_number_readout_reads_4097_widths_from_centred_digits_float32_can_sum():
+    """A width of max_len 4,096 takes 4,097 values. One number cannot be read by float32 (its
+    logits reach K^2/4), nor the plain two digits (terms ~1.05e6: 8 u of them is 0.5 of the margin
+    of 1); the digits of the rank centred on its middle, over the centred copy, keep the terms
+    below 2.7e5. Measured here: float32 logits of the exact digits, and of digits off by the most
+    the read-out tolerates, pick every class."""
+    graph = plain_graph('vocab {a, b}\nmax_len 4096\noutput selector_width(select(tokens, tokens, lambda k, q: k == "a"))\n')
+    read = choose_number_readout(graph)
+    number, high = read.readout.inputs
+    assert (number.label, high.label) == ("output.centred", "output.high") and read.readout.classes == list(range(4097))
+    assert high.values == tuple(range(-32, 33)) and isinstance(by_label(read)["output.centred"], Linear)
+    weights, bias = read.readout.weights.astype(np.float32), read.readout.bias.astype(np.float32)
+    terms = np.abs(weights).T @ np.array([2048.0, 32.0]) + np.abs(bias)
+    assert 2.6e5 < terms.max() < 2.7e5  # 8 u of it: 0.128, within the quarter of the margin
+    ranks = np.arange(4097)
+    digits = np.floor((ranks - 2048 + 32) / 65)
+    for error in (0.0, 0.3, -0.3):  # in units of the gap, on the number: within 3/8
+        inputs = np.stack([ranks - 2048 + error, digits], axis=1).astype(np.float32)
+        assert (np.argmax(inputs @ weights + bias, axis=1) == ranks).all()

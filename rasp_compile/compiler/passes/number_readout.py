@@ -28,7 +28,15 @@ class, class k = B a + b:
 The nearest class still wins by at least 1, but the terms reach about 4 B K instead of 3 K^2
 (130,000 instead of 3,000,000 at K = 1,025). An error e in h moves l by B e, so h's rounding
 times B, plus w's over g, must stay within STEP_WINDOW, as w's alone does for the one-number
-read-out (both as precision.py bounds a fresh number's rounding). Else the one-hot.
+read-out (both as precision.py bounds a fresh number's rounding).
+
+Centred digits. From 2,602 evenly spaced classes (a width of max_len 2,601 or more) those terms too
+are beyond float32 (1.05e6 at K = 4,097: 8 u of them is half the margin). The same two digits,
+of the rank less the middle rank m and over the centred copy x = (w - centre)/g, are centred
+too: h = (k - m + B//2) // B and l = x - B h lie within about B/2 of 0 (h in -32..32 at
+K = 4,097), so each term reaches about B K / 2, a quarter of the plain digits' (2.7e5 at
+K = 4,097). When the number is a copy (a length, written by a Linear), the digit's step MLP
+reads the centred copy, so the plain number is dead and costs no dimension. Else the one-hot.
 
 Needs: the read-out still the answer's own one-hot (linear-readout did not replace it). Runs
 before dead ops are dropped. Guarantees: the answer's writer (a table or step MLP, which write
@@ -69,18 +77,25 @@ def choose_number_readout(graph: Graph) -> Graph:
         number = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)
         ops = tuple(replaced(op, out=number) if op is writer else op for op in graph.ops)
     classes = list(output.values)
-    added: Op | None = None
+    added: tuple[Op, ...] = ()
     readout = nearest_value_readout(number, classes, 0.0)
     if readout is None:
         centre = (float(min(classes)) + float(max(classes))) / 2
-        added = _centred(number, centre, {op.out: op for op in ops}, graph.labels)
-        readout = nearest_value_readout(added.out, classes, centre)
+        centred = _centred(number, centre, {op.out: op for op in ops}, graph.labels)
+        readout, added = nearest_value_readout(centred.out, classes, centre), (centred,)
     if readout is None and isinstance(writer, NumericMLP):
-        readout, added = two_digit_readout(graph, writer, number) or (None, None)
+        readout, added = _digits(two_digit_readout(graph, writer, number))
+    if readout is None and isinstance(writer, NumericMLP):
+        readout, added = _digits(two_digit_readout(graph, writer, number, centred), centred)
     if readout is None:
         return graph
-    return dataclasses.replace(graph, ops=(*ops, added) if added else ops, readout=readout,
-                               labels=graph.labels | ({added.out.label} if added else set()))
+    return dataclasses.replace(graph, ops=(*ops, *added), readout=readout,
+                               labels=graph.labels | {op.out.label for op in added})
+
+
+def _digits(found: tuple[Readout, Op] | None, *before: Op) -> tuple[Readout | None, tuple[Op, ...]]:
+    """A two-digit read-out and the ops it adds (`before`, then its high digit's), or (None, ())."""
+    return (found[0], (*before, found[1])) if found else (None, ())
 
 
 def _centred(number: Var, centre: float, writers: dict[Var, Op], labels: frozenset[str]) -> Linear:
@@ -109,30 +124,40 @@ def nearest_value_readout(number: Var, classes: list[Any], centre: float) -> Rea
     return Readout((number,), classes, (2 * centres * scale)[None, :], -(centres**2) * scale)
 
 
-def two_digit_readout(graph: Graph, writer: NumericMLP, number: Var) -> tuple[Readout, Op] | None:
+def two_digit_readout(graph: Graph, writer: NumericMLP, number: Var, centred: Linear | None = None,
+                      ) -> tuple[Readout, Op] | None:
     """The two-digit read-out of the module docstring over `number` (written by `writer`, a step
-    MLP) and its high digit, and the step MLP writing that digit; None when the classes are not
-    evenly spaced or float32 cannot keep the margin."""
+    MLP) and its high digit, and the step MLP writing that digit; with `centred` (number less a
+    centre, `_centred`), the centred digits over that copy. None when the classes are not evenly
+    spaced or float32 cannot keep the margin."""
     classes = list(number.values)
     centres = np.array([float(c) for c in classes])
     gaps = np.diff(centres)
     if len(gaps) == 0 or np.ptp(gaps) > LINEAR_TOLERANCE * gaps[0]:
         return None
-    first, gap, base = centres[0], float(np.mean(gaps)), math.isqrt(len(classes) - 1) + 1
-    high_of = [k // base for k in range(len(classes))]
+    gap, base = float(np.mean(gaps)), math.isqrt(len(classes) - 1) + 1
+    middle = (len(classes) - 1) // 2 if centred else 0  # the rank whose digits are 0
+    read, shift = (centred.out, float(centres[0] - centred.out.values[0])) if centred else (number, 0.0)
+    first = centres[middle] - shift  # the read number at rank `middle`, in its own units
+    a, b = np.divmod(np.arange(len(classes)) - middle + (base // 2 if centred else 0), base)
+    b -= base // 2 if centred else 0
+    high = Var(fresh_label(f"{number.label}.high", graph.labels), ir.NUMERICAL, tuple(sorted(set(a.tolist()))), loc=number.loc)
     rank = {c: k for k, c in enumerate(classes)}
-    high = Var(fresh_label(f"{number.label}.high", graph.labels), ir.NUMERICAL, tuple(sorted(set(high_of))), loc=number.loc)
-    digit = NumericMLP(high, writer.input, lambda x: high_of[rank[writer.fn(x)]])
-    a, b = np.divmod(np.arange(len(classes)), base)
+    if centred is not None and writer.input is number:  # a copy: read the centred number, so the plain one is dead
+        high_at = dict(zip(centred.out.values, a.tolist()))
+        digit = NumericMLP(high, centred.out, high_at.__getitem__)
+    else:
+        digit = NumericMLP(high, writer.input, lambda x: int(a[rank[writer.fn(x)]]))
     weights = np.stack([2 * b / gap, 2 * a - 2 * base * b])  # rows: number, high
     bias = -(a**2) - b**2 - 2 * b * first / gap
-    largest_term = float(np.max(np.abs(weights[0]) * np.max(np.abs(centres)) + np.abs(weights[1]) * high.values[-1] + np.abs(bias)))
+    values = np.max(np.abs(centres - shift))
+    largest_term = float(np.max(np.abs(weights[0]) * values + np.abs(weights[1]) * np.max(np.abs(high.values)) + np.abs(bias)))
     # largest_term sums a logit's terms (two products and the bias): storing and multiplying each,
     # storing the bias and the two additions round a logit by 4 u of it, a difference by 8 u
     if NEAREST_VALUE_ROUNDINGS / 2 * unit_roundoff(np.float32) * largest_term > NEAREST_VALUE_ROUNDING_SHARE:
         return None
     # l = (w - c_0)/g - B h: each number off by the rounding precision.py allows a fresh one
     rounding = ROUNDINGS * unit_roundoff(np.float32)
-    if rounding * (np.max(np.abs(centres)) / gap + base * high.values[-1]) > STEP_WINDOW:
+    if rounding * (values / gap + base * np.max(np.abs(high.values))) > STEP_WINDOW:
         return None
-    return Readout((number, high), classes, weights, bias), digit
+    return Readout((read, high), classes, weights, bias), digit

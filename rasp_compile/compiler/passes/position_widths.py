@@ -12,7 +12,8 @@ and, when every key after the query is selected alike (a = sel(p, k) for all k >
 for every p), w(p, n) = base(p) + a (n - 1 - p), base(p) = #{k <= p : sel(p, k)}. With a = 0 it is
 a position embedding again; with a = 1 it is n plus a position embedding. The length is read
 from one head: the mean of the index over all keys is (n - 1) / 2 (BOS scores below every key,
-as for any mean), so n = 2 mean + 1 is linear in what the head writes, and the width is a
+as for any mean; past max_len 2,833 the index less the middle index c, which float32 sums twice
+as closely: mean_index_centre), so n = 2 mean + 1 (+ 2 c) is linear in what the head writes, and the width is a
 `Linear` of that head and the position embedding: no step MLP reading 1/(w + 1), no table of
 max_len x max_len pairs. reverse's `selector_width(select(indices, indices, >))` is n - 1 - p.
 A categorical width is the one-hot of that number (a step MLP over whole numbers).
@@ -35,6 +36,7 @@ from ..lowering.selectors import score_selector
 from ..lowering.rewrites import WidthSite
 from ..lowering.state import LoweringState
 from ..ops import Attend, Embed, EmbedSource, HeadKind, Linear, NumericMLP, Op
+from ..tolerances import FLOAT32_U, MEAN_ROUNDINGS_PER_KEY, ROUNDINGS, STEP_WINDOW
 from ..variables import Var, coordinate
 
 
@@ -109,7 +111,8 @@ def _length_plus(state: LoweringState, out: Var, offset: list[int]) -> Op:
     weights = {(_mean_index(state, out), None): {label: 2.0}}
     if len(set(offset)) > 1:
         weights[(position_feature(state, f"{out.label}.offset", EmbedSource.INDICES, offset.__getitem__), None)] = {label: 1.0}
-    linear = Linear(number, weights, {label: 1.0 + (offset[0] if len(set(offset)) == 1 else 0.0)})
+    constant = 1.0 + 2 * mean_index_centre(state.program.max_len) + (offset[0] if len(set(offset)) == 1 else 0.0)
+    linear = Linear(number, weights, {label: constant})
     if number is out:
         return linear
     state.emit(linear)
@@ -123,20 +126,35 @@ def length_offset(state: LoweringState, x: Var) -> list[float] | None:
     if state.origin.get(x) != "position-widths" or not isinstance(writer, Linear):
         return None
     label = coordinate(x, None)
-    constant = writer.bias.get(label, 0.0) - 1.0
+    centre = mean_index_centre(state.program.max_len)  # the mean index's: x = 2 mean + 1 + 2 centre + offset
+    constant = writer.bias.get(label, 0.0) - 1.0 - 2 * centre
     rows = [w for w in (state.writer[var] for var, _ in writer.weights) if isinstance(w, Embed)]
     return [constant + (rows[0].fn(p) if rows else 0.0) for p in range(state.program.max_len)]
 
 
 def _mean_index(state: LoweringState, width: Var) -> Var:
-    """(n - 1) / 2 at every position: the mean of the index over all keys, one head for the
-    whole program, placed (for messages and meta.heads) at the first width that counts with it."""
+    """(n - 1) / 2 - c at every position: the mean of the index less c over all keys, one head
+    for the whole program, placed (for messages and meta.heads) at the first width that counts
+    with it. c is 0, or the middle index where float32 could not sum the plain index (mean_index_centre)."""
+    centre = mean_index_centre(state.program.max_len)
 
     def make() -> Attend:
         everything = ir.Select(ir.tokens, ir.tokens, "true", loc=width.loc)
-        index = position_feature(state, "indices.value", EmbedSource.INDICES, lambda p: p)
-        means = [(n - 1) / 2 for n in range(1, state.program.max_len + 1)]
+        label = "indices.centred" if centre else "indices.value"  # position_selects' centred index, when both
+        index = position_feature(state, label, EmbedSource.INDICES, lambda p: p - centre)
+        means = [(n - 1) / 2 - centre for n in range(1, state.program.max_len + 1)]
         mean = state.new_var("length.mean_index", ir.NUMERICAL, means, loc=width.loc)
         return Attend(mean, score_selector(state, everything), HeadKind.NUMERICAL, index, 0, selector=everything)
 
     return state.cached("mean index", None, make)
+
+
+def mean_index_centre(max_len: int) -> int:
+    """The middle index (max_len - 1) // 2 when float32 could not sum the plain index closely
+    enough, else 0. The mean of indices up to max_len - 1 over max_len + 1 keys may round by
+    (ROUNDINGS + MEAN_ROUNDINGS_PER_KEY (max_len + 1)) u (max_len - 1), the charge error_bounds.py
+    makes, and the length, twice that mean, by twice as much: past STEP_WINDOW of the length's
+    unit gap (from max_len 2,834 on: 0.26 at 4,096) the index is centred, which halves it.
+    Chosen before the dtype, with float32's u, like number-readout's read-outs."""
+    rounds = ROUNDINGS + MEAN_ROUNDINGS_PER_KEY * (max_len + 1)
+    return (max_len - 1) // 2 if 2 * rounds * FLOAT32_U * (max_len - 1) > STEP_WINDOW else 0
