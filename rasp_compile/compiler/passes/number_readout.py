@@ -30,6 +30,11 @@ The nearest class still wins by at least 1, but the terms reach about 4 B K inst
 times B, plus w's over g, must stay within STEP_WINDOW, as w's alone does for the one-number
 read-out (both as precision.py bounds a fresh number's rounding). Else the one-hot.
 
+A copy but for rounding. An answer that rounds a number whose values are its classes but for
+float rounding (a rounded mean times its count: 2.9999999999999996 for 3, each within
+LINEAR_TOLERANCE of a gap) is read from that number as a copy is; the read-out's `offset`, the
+largest such distance, is added to the number's error where precision.py checks the margin.
+
 Needs: the read-out still the answer's own one-hot (linear-readout did not replace it). Runs
 before dead ops are dropped. Guarantees: the answer's writer (a table or step MLP, which write
 any encoding) writes the number under the answer's label (and a step MLP the high digit, under
@@ -50,7 +55,7 @@ from ..lowering.linear import substituted
 from ..ops import Graph, Linear, NumericMLP, Op, Readout, TableMLP, fresh_label, replaced
 from ..error_bounds import unit_roundoff
 from ..tolerances import (LINEAR_TOLERANCE, NEAREST_VALUE_ROUNDING_SHARE, NEAREST_VALUE_ROUNDINGS, ROUNDINGS,
-                          STEP_WINDOW)
+                          STEP_WINDOW, smallest_gap)
 from ..variables import Var
 from .linear_readout import read_by_ops
 
@@ -63,8 +68,10 @@ def choose_number_readout(graph: Graph) -> Graph:
     writer = graph.writers()[output]
     if not isinstance(writer, TableMLP | NumericMLP) or output.may_be_none or not all(map(is_number, output.values)):
         return graph
-    if _copies_a_number(writer):  # the one-hot of a number: read that number itself
+    offset = 0.0
+    if _copies_a_number(writer):  # the one-hot of a number (or of its nearest class): read that number itself
         number, ops = writer.input, graph.ops
+        offset = max(_offset(writer, v) for v in number.values)
     else:  # the writer writes the number, not its one-hot
         number = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)
         ops = tuple(replaced(op, out=number) if op is writer else op for op in graph.ops)
@@ -79,7 +86,7 @@ def choose_number_readout(graph: Graph) -> Graph:
         readout, added = two_digit_readout(graph, writer, number) or (None, None)
     if readout is None:
         return graph
-    return dataclasses.replace(graph, ops=(*ops, added) if added else ops, readout=readout,
+    return dataclasses.replace(graph, ops=(*ops, added) if added else ops, readout=dataclasses.replace(readout, offset=offset),
                                labels=graph.labels | ({added.out.label} if added else set()))
 
 
@@ -92,9 +99,19 @@ def _centred(number: Var, centre: float, writers: dict[Var, Op], labels: frozens
 
 
 def _copies_a_number(writer: Op) -> TypeGuard[NumericMLP]:
-    """Whether `writer` is a step MLP writing the one-hot of its input's own value."""
-    return (isinstance(writer, NumericMLP) and writer.input.values == writer.out.values
-            and all(writer.fn(v) == v for v in writer.input.values))
+    """Whether `writer` is a step MLP writing the one-hot of its input's own value, or of a class
+    within LINEAR_TOLERANCE of a gap of it (float rounding: a rounded mean times its count gives
+    2.9999999999999996 for 3, which `round` maps to 3): that class is the nearest, and the
+    read-out's `offset` (precision.py adds it to the number's error) is that distance at most."""
+    if not isinstance(writer, NumericMLP):
+        return False
+    gap = smallest_gap(writer.out.values)
+    return all(_offset(writer, v) <= LINEAR_TOLERANCE * gap for v in writer.input.values)
+
+
+def _offset(writer: NumericMLP, value: Any) -> float:
+    """How far the class `writer` maps `value` to lies from it."""
+    return abs(float(value) - float(writer.fn(value)))
 
 
 def nearest_value_readout(number: Var, classes: list[Any], centre: float) -> Readout | None:
@@ -113,7 +130,7 @@ def two_digit_readout(graph: Graph, writer: NumericMLP, number: Var) -> tuple[Re
     """The two-digit read-out of the module docstring over `number` (written by `writer`, a step
     MLP) and its high digit, and the step MLP writing that digit; None when the classes are not
     evenly spaced or float32 cannot keep the margin."""
-    classes = list(number.values)
+    classes = list(writer.out.values)  # the number's own values, but for a copy's float rounding
     centres = np.array([float(c) for c in classes])
     gaps = np.diff(centres)
     if len(gaps) == 0 or np.ptp(gaps) > LINEAR_TOLERANCE * gaps[0]:
