@@ -9,11 +9,14 @@ d_model rows or columns, so a model costs about d_model times the number of colu
     each MLP                  2 per hidden unit (c_fc in, c_proj out)
 
 We count every one of those (hidden units at most: a table's combinations, two per step where a
-number's map changes) and
+number's map changes), with d_model the residual dimensions the model keeps once prune drops those
+no weight reads (a variable only folded maps read: sort's widths at max_len 1,024 are 2,049 of
+4,106 laid-out dimensions, none kept), and
 stop at MAX_PARAMETERS, with the estimate in the message, instead of running for minutes into
 gigabytes of memory. Before the graph is even built, `check_vocab_budget` refuses what no
 layout can save: wte alone is vocab x d_model and the read-out classes x d_model, with d_model
-at least either (a 40,000-token vocab took 23 s and a 13 GB identity read-out before).
+at least either (a 40,000-token vocab took 23 s and a 13 GB identity read-out before). The arrays
+assemble builds before prune, in float64, are held to ASSEMBLY_PARAMETERS the same way.
 """
 
 from __future__ import annotations
@@ -25,11 +28,16 @@ from ..errors import Loc, RaspSizeError
 from ..frontend.infer import ValueSets
 from .primitives.gated_map import hidden_units
 from .layout import Layout
-from .ops import Attend, GatedMap, Graph, NumericMLP, TableMLP
+from .ops import Attend, GatedMap, Graph, Linear, NumericMLP, TableMLP, op_inputs
+from .variables import Var
 
 MAX_PARAMETERS = 100_000_000
 """About 400 MB of float32 per copy: far above any library program (the largest, most_freq at
 max_len 64, has 0.6 million), far below what runs a machine out of memory."""
+
+ASSEMBLY_PARAMETERS = 2 * MAX_PARAMETERS
+"""The arrays assemble builds, in float64 and before prune drops the dimensions no weight reads:
+at most 1.6 GB, as much as the largest weights file the runtime reads."""
 
 
 def check_vocab_budget(program: ir.Program, value_sets: ValueSets) -> None:
@@ -41,20 +49,46 @@ def check_vocab_budget(program: ir.Program, value_sets: ValueSets) -> None:
         raise _too_large(program, widest * widest, widest, bound="at least")
 
 
-def check_budget(graph: Graph, layout: Layout) -> None:
-    """Raise RaspSizeError when the model would exceed MAX_PARAMETERS: at the variable that takes
+def check_budget(graph: Graph, layout: Layout, pruned: bool = True) -> None:
+    """Raise RaspSizeError when the model would exceed MAX_PARAMETERS (`pruned`: as prune leaves
+    it), or its arrays as assembled, before prune, ASSEMBLY_PARAMETERS: at the variable that takes
     half the residual or more, named in the message (`_widest`), else at the output."""
-    estimate = parameter_estimate(graph, layout)
+    estimate = parameter_estimate(graph, layout, pruned)
     if estimate > MAX_PARAMETERS:
-        raise _too_large(graph.program, estimate, layout.d_model, widest=_widest(graph, layout))
+        raise _too_large(graph.program, estimate, residual_width(graph, layout, pruned),
+                         widest=_widest(graph, layout, pruned))
+    assembled = parameter_estimate(graph, layout, pruned=False)
+    if assembled > ASSEMBLY_PARAMETERS:
+        raise _too_large(graph.program, assembled, layout.d_model, widest=_widest(graph, layout, False),
+                         limit=ASSEMBLY_PARAMETERS, stage="as assembled, before prune drops what only folded maps read, ")
 
 
-def parameter_estimate(graph: Graph, layout: Layout) -> int:
-    """About how many parameters the model of `graph` laid out as `layout` has (module docstring)."""
+def kept_variables(graph: Graph, pruned: bool = True) -> list[Var]:
+    """The variables whose dimensions the model built keeps: every one laid out, or (`pruned`)
+    those prune keeps, which a head, an MLP or the read-out reads. A variable only folded Linear
+    ops read is written by its writer into theirs and dropped: sort's widths, whose one-hots its
+    range select reads through one Linear number per index, keep none of theirs."""
+    if not pruned:
+        return [op.out for op in graph.ops]
+    read = [var for op in graph.ops if not isinstance(op, Linear) for var in op_inputs(op)]
+    return list({var.label: var for var in [*read, *graph.readout.inputs]}.values())
+
+
+def residual_width(graph: Graph, layout: Layout, pruned: bool = True) -> int:
+    """d_model of the model built (`kept_variables`' dimensions and BOS's)."""
+    if not pruned:
+        return layout.d_model
+    return 1 + sum(len(layout.dims(var)) for var in kept_variables(graph))
+
+
+def parameter_estimate(graph: Graph, layout: Layout, pruned: bool = True) -> int:
+    """About how many parameters the model of `graph` laid out as `layout` has (module docstring),
+    after prune (`pruned`) or as assembled."""
+    d_model = residual_width(graph, layout, pruned)
     columns = len(graph.program.vocab) + graph.program.max_len + 1 + len(graph.output.domain)
     for op in graph.ops:
         if isinstance(op, Attend):
-            columns += 3 * (len(op.score.columns) + 1) + layout.d_model
+            columns += 3 * (len(op.score.columns) + 1) + d_model
         elif isinstance(op, TableMLP):
             combinations = len(op.possible) if op.possible is not None else prod(len(x.domain) for x in op.inputs)
             columns += 2 * combinations
@@ -62,17 +96,17 @@ def parameter_estimate(graph: Graph, layout: Layout) -> int:
             columns += 2 * numeric_units(op)
         elif isinstance(op, GatedMap):
             columns += 2 * hidden_units(op)
-    return layout.d_model * columns
+    return d_model * columns
 
 
-def _widest(graph: Graph, layout: Layout) -> tuple[str, int, Loc | None] | None:
-    """The variable that takes most of the residual dimensions, if one takes half or more: its
-    description, their number, its place. Every value set may be within the checker's limits
-    while the model is not: a selector that combines selects of several s-ops reads one key made
-    of all of them (a dimension per combination of their values)."""
-    writer = max(graph.ops, key=lambda op: len(layout.dims(op.out)))
-    var = writer.out
-    if 2 * len(layout.dims(var)) < layout.d_model:
+def _widest(graph: Graph, layout: Layout, pruned: bool) -> tuple[str, int, Loc | None] | None:
+    """The kept variable (`kept_variables`) that takes most of the residual dimensions, if one
+    takes half or more: its description, their number, its place. Every value set may be within
+    the checker's limits while the model is not: a selector that combines selects of several s-ops
+    reads one key made of all of them (a dimension per combination of their values)."""
+    var = max(kept_variables(graph, pruned), key=lambda out: len(layout.dims(out)))
+    writer = graph.writers().get(var)
+    if 2 * len(layout.dims(var)) < residual_width(graph, layout, pruned):
         return None  # many parts, none the cause alone: the value sets are
     parts = _joint_parts(writer)
     what = (f"the combined key of {', '.join(map(_shown, parts))}, one dimension per combination of "
@@ -106,17 +140,19 @@ def numeric_units(op: NumericMLP) -> int:
 
 
 def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "about",
-               widest: tuple[str, int, Loc | None] | None = None) -> RaspSizeError:
+               widest: tuple[str, int, Loc | None] | None = None, limit: int = MAX_PARAMETERS,
+               stage: str = "") -> RaspSizeError:
     """The refusal; `widest` (see `_widest`) names the widest part of the residual and is where
-    the error points, else the output."""
+    the error points, else the output; `stage` says when the model is that large, `limit` what
+    the compiler builds then."""
     width = f"{d_model:,}" if bound == "about" else f"{bound} {d_model:,}"  # a layout's is exact
     why = "the s-ops' value sets are too large"
     if widest is not None:
         why = (f"each value set is within the checker's limits, but {widest[0]} takes {widest[1]:,} of "
                f"the {d_model:,} residual dimensions")
     return RaspSizeError(
-        f"the model would need {bound} {estimate:,} parameters (d_model {width}), more "
-        f"than this compiler builds ({MAX_PARAMETERS:,}): {why}; "
+        f"the model would need {bound} {estimate:,} parameters (d_model {width}), {stage}more "
+        f"than this compiler builds ({limit:,}): {why}; "
         f"use fewer values (a smaller vocab or max_len, or maps that keep fewer values)",
         (widest[2] if widest is not None else None) or program.output.loc or program.output_loc,
     )

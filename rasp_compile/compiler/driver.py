@@ -241,18 +241,18 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
     graph = build_graph(program, value_sets, enabled)
     layout = lay_out(graph)
     graph, layout, enabled = whole_answer(graph, layout, value_sets, enabled)
-    check_budget(graph, layout)
+    check_budget(graph, layout, pruned="prune" in enabled)
     margins, unproven = check_precision(graph, dtype, compiles, answer_checked_elsewhere=checkable(program))
     return graph, layout, margins, unproven
 
 
 def whole_answer(graph: Graph, layout: Layout, value_sets: ValueSets, enabled: frozenset[str],
                  ) -> tuple[Graph, Layout, frozenset[str]]:
-    """(graph, layout, enabled) as they are, or, when split-keys split the answer and the model
-    would pass MAX_PARAMETERS, lowered again without split-keys: every split head counts a one-hot
-    of the answer until prune drops it, so the whole answer, one layer deeper, may fit where the
-    split does not (check_budget then decides)."""
-    if not graph.split or parameter_estimate(graph, layout) <= MAX_PARAMETERS:
+    """(graph, layout, enabled) as they are, or, when split-keys split the answer and the model as
+    assembled would pass MAX_PARAMETERS, lowered again without split-keys: every split head writes
+    a one-hot of the answer into the assembled arrays until prune drops it, so the whole answer,
+    one layer deeper, assembles smaller (check_budget then decides)."""
+    if not graph.split or parameter_estimate(graph, layout, pruned=False) <= MAX_PARAMETERS:
         return graph, layout, enabled
     enabled = enabled - {"split-keys"}
     graph = build_graph(graph.program, value_sets, enabled)

@@ -166,6 +166,7 @@ class Readout:
     classes: list[Any] | None  # the output value of each logit column (None for none); None: numerical
     weights: np.ndarray  # [sum of the inputs' value counts, n_classes], inputs' dims in order
     bias: np.ndarray  # [n_classes]
+    offset: float = 0.0  # how far a number read as its nearest class may lie from it exactly (passes/number_readout.py)
 
 
 def plain_readout(output: Var) -> Readout:

@@ -14,6 +14,8 @@ tolerance:
     nearest-value   a number read as its nearest class   3/8 of the smallest gap g between classes:
                     (passes/number_readout.py)           off by e, the nearest class's logit leads by
                                                          1 - 2e/g, of which rounding may take 1/4
+                                                         (e counts the read-out's offset: how far
+                                                         a value lies from its class before any error)
     categorical     an arg-max over one-hots (a plain    READOUT_MARGIN (1/2) against the logits'
                     or linear read-out)                  change: twice sum |w| times each one-hot's error
 
@@ -193,7 +195,7 @@ def _answer(graph: Graph, bounds: dict[Var, float], carried: dict[Var, float], d
         return margin
     if first.encoding == ir.NUMERICAL:
         gap = smallest_gap([c for c in readout.classes if c is not None])
-        margin = Margin(first, output, "nearest-value", _nearest_value_error(graph, bounds, gap, dtype),
+        margin = Margin(first, output, "nearest-value", _nearest_value_error(graph, bounds, gap, dtype) + readout.offset,
                         (1 - NEAREST_VALUE_ROUNDING_SHARE) / 2 * gap)
         _within(margin, dtype, f"the answer {_name(output)} is read as the nearest of values only {gap:.3g} apart")
         return margin

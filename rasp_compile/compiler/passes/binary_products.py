@@ -6,10 +6,14 @@ a running sum. Gated by the length's one-hot (gated-maps) it takes one MLP piece
 dimension per length: max_len² parameters in the position embedding alone. But c's binary digits
 d_k (c = sum_k 2^k d_k) are a handful of exact position-embedded one-hots, and x d_k is x or 0:
 
-    x * c = sum_k 2^k (x d_k)        each x d_k a GatedMap of x by d_k: one affine unit per digit value
+    x * c = sum_k 2^k (x d_k)        each x d_k a GatedMap of x by d_k: one affine unit
 
 with the digits of the index i = c - 1 instead (c = i + 1, so x c = sum_k 2^k (x d_k) + x), the
-product takes log2(max_len) small pieces (10 digits at max_len 1,024) and a Linear summing them. More generally, when the lines a_c x + b_c that f(., c) draws through the means
+product takes log2(max_len) small pieces (10 digits at max_len 1,024) and a Linear summing them.
+Each piece is built as (x - lo) d_k, lo the least mean, and lo d_k summed is lo i, a position
+feature: the piece is then at least 0, one unit with no constant to switch on, so the digit's 1
+coordinate is read by nothing and prune drops it (one residual dimension per digit, not two).
+More generally, when the lines a_c x + b_c that f(., c) draws through the means
 meeting each count c have a_c = alpha c + beta and b_c = gamma c + delta, f is
 alpha (x c) + beta x + gamma c + delta.
 
@@ -77,18 +81,22 @@ def _affine_in_count(lines: dict[int, tuple[float, float]]) -> tuple[float, floa
 
 def _digits_sum(state: LoweringState, out: Var, x: Var, form: tuple[float, float, float, float]) -> Linear:
     """alpha (sum_k 2^k (x d_k) + x) + beta x + gamma c + delta, d_k the index's digits, the
-    pieces x d_k emitted here."""
+    pieces emitted here. Each piece is (x - lo) d_k, lo x's least value: at least 0, one unit
+    with no constant of its own to switch (primitives/gated_map.py), so only the digit's 0
+    coordinate is read; sum_k 2^k lo d_k = lo i = lo (c - 1) joins gamma and delta."""
     alpha, beta, gamma, delta = form
     label = coordinate(out, None)
     weights: dict[tuple[Var, Any], dict[str, float]] = {}
-    values = x.values if 0 in x.values else tuple(sorted_values(set(x.values) | {0}))
+    low = float(x.values[0])
+    values = tuple(sorted_values({float(v) - low for v in x.values} | {0.0}))
     for k in range((state.program.max_len - 1).bit_length()):
         digit = _index_digit(state, k)
         piece = state.new_var(f"{out.label}.digit{k}", ir.NUMERICAL, values, loc=out.loc, ordered=True)
-        state.emit(GatedMap(piece, x, digit, lambda p, d: p * d, affine={0: (0.0, 0.0), 1: (1.0, 0.0)}))
+        state.emit(GatedMap(piece, x, digit, lambda p, d: (p - low) * d, affine={0: (0.0, 0.0), 1: (1.0, -low)}))
         weights[(piece, None)] = {label: alpha * 2**k}
     if alpha + beta:  # x c = x i + x
         weights[(x, None)] = {label: alpha + beta}
+    gamma, delta = gamma + alpha * low, delta - alpha * low
     if gamma:
         count = position_feature(state, "count", EmbedSource.INDICES, lambda p: p + 1)
         weights[(count, None)] = {label: gamma}

@@ -38,6 +38,11 @@ K = 4,097), so each term reaches about B K / 2, a quarter of the plain digits' (
 K = 4,097). When the number is a copy (a length, written by a Linear), the digit's step MLP
 reads the centred copy, so the plain number is dead and costs no dimension. Else the one-hot.
 
+A copy but for rounding. An answer that rounds a number whose values are its classes but for
+float rounding (a rounded mean times its count: 2.9999999999999996 for 3, each within
+LINEAR_TOLERANCE of a gap) is read from that number as a copy is; the read-out's `offset`, the
+largest such distance, is added to the number's error where precision.py checks the margin.
+
 Needs: the read-out still the answer's own one-hot (linear-readout did not replace it). Runs
 before dead ops are dropped. Guarantees: the answer's writer (a table or step MLP, which write
 any encoding) writes the number under the answer's label (and a step MLP the high digit, under
@@ -58,7 +63,7 @@ from ..lowering.linear import substituted
 from ..ops import Graph, Linear, NumericMLP, Op, Readout, TableMLP, fresh_label, replaced
 from ..error_bounds import unit_roundoff
 from ..tolerances import (LINEAR_TOLERANCE, NEAREST_VALUE_ROUNDING_SHARE, NEAREST_VALUE_ROUNDINGS, ROUNDINGS,
-                          STEP_WINDOW)
+                          STEP_WINDOW, smallest_gap)
 from ..variables import Var
 from .linear_readout import read_by_ops
 
@@ -71,8 +76,10 @@ def choose_number_readout(graph: Graph) -> Graph:
     writer = graph.writers()[output]
     if not isinstance(writer, TableMLP | NumericMLP) or output.may_be_none or not all(map(is_number, output.values)):
         return graph
-    if _copies_a_number(writer):  # the one-hot of a number: read that number itself
+    offset = 0.0
+    if _copies_a_number(writer):  # the one-hot of a number (or of its nearest class): read that number itself
         number, ops = writer.input, graph.ops
+        offset = max(_offset(writer, v) for v in number.values)
     else:  # the writer writes the number, not its one-hot
         number = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)
         ops = tuple(replaced(op, out=number) if op is writer else op for op in graph.ops)
@@ -89,7 +96,7 @@ def choose_number_readout(graph: Graph) -> Graph:
         readout, added = _digits(two_digit_readout(graph, writer, number, centred), centred)
     if readout is None:
         return graph
-    return dataclasses.replace(graph, ops=(*ops, *added), readout=readout,
+    return dataclasses.replace(graph, ops=(*ops, *added), readout=dataclasses.replace(readout, offset=offset),
                                labels=graph.labels | {op.out.label for op in added})
 
 
@@ -107,9 +114,19 @@ def _centred(number: Var, centre: float, writers: dict[Var, Op], labels: frozens
 
 
 def _copies_a_number(writer: Op) -> TypeGuard[NumericMLP]:
-    """Whether `writer` is a step MLP writing the one-hot of its input's own value."""
-    return (isinstance(writer, NumericMLP) and writer.input.values == writer.out.values
-            and all(writer.fn(v) == v for v in writer.input.values))
+    """Whether `writer` is a step MLP writing the one-hot of its input's own value, or of a class
+    within LINEAR_TOLERANCE of a gap of it (float rounding: a rounded mean times its count gives
+    2.9999999999999996 for 3, which `round` maps to 3): that class is the nearest, and the
+    read-out's `offset` (precision.py adds it to the number's error) is that distance at most."""
+    if not isinstance(writer, NumericMLP):
+        return False
+    gap = smallest_gap(writer.out.values)
+    return all(_offset(writer, v) <= LINEAR_TOLERANCE * gap for v in writer.input.values)
+
+
+def _offset(writer: NumericMLP, value: Any) -> float:
+    """How far the class `writer` maps `value` to lies from it."""
+    return abs(float(value) - float(writer.fn(value)))
 
 
 def nearest_value_readout(number: Var, classes: list[Any], centre: float) -> Readout | None:
@@ -130,7 +147,7 @@ def two_digit_readout(graph: Graph, writer: NumericMLP, number: Var, centred: Li
     MLP) and its high digit, and the step MLP writing that digit; with `centred` (number less a
     centre, `_centred`), the centred digits over that copy. None when the classes are not evenly
     spaced or float32 cannot keep the margin."""
-    classes = list(number.values)
+    classes = list(writer.out.values)  # the number's own values, but for a copy's float rounding
     centres = np.array([float(c) for c in classes])
     gaps = np.diff(centres)
     if len(gaps) == 0 or np.ptp(gaps) > LINEAR_TOLERANCE * gaps[0]:
