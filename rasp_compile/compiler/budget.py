@@ -99,7 +99,7 @@ def parameter_estimate(graph: Graph, layout: Layout, pruned: bool = True) -> int
     return d_model * columns
 
 
-def _widest(graph: Graph, layout: Layout, pruned: bool) -> tuple[str, int, Loc | None] | None:
+def _widest(graph: Graph, layout: Layout, pruned: bool = True) -> tuple[str, int, Loc | None] | None:
     """The kept variable (`kept_variables`) that takes most of the residual dimensions, if one
     takes half or more: its description, their number, its place. Every value set may be within
     the checker's limits while the model is not: a selector that combines selects of several s-ops
