@@ -48,7 +48,7 @@ def test_position_term_leaves_a_select_that_matches_many_indices_alone():
 def test_causal_term_makes_a_select_the_mask_decides_true():
     state, _ = lowering_of(SHIFT.replace("{causal}", "causal"))
     upto = position_selects.causal_term(state, TermSite(_term(state, "upto")))
-    assert all(upto.table.values())
+    assert upto.table.held.all()
     shift = _term(state, "prev")  # k == q - 1 does not hold for every earlier key
     assert position_selects.causal_term(state, TermSite(shift)) is None
     state, _ = lowering_of(SHIFT.replace("{causal}", ""))  # without the mask, k <= q stays a comparison
