@@ -56,6 +56,13 @@ from ..variables import CONSTANT, Var
 from .position_widths import length_offset
 
 
+PROVEN_PAIRS = 2_000_000
+"""The largest table (key values x query values) scored as a position match. The error bounds of
+_precise_enough and number_match are not yet proven past it (float32 models of reverse and
+shift_by at max_len 2,048 scored this way are wrong); a larger table keeps its plain one-hot
+scoring. Every library program at max_len <= 1,024 is within it."""
+
+
 def causal_term(state: LoweringState, site: TermSite) -> Term | None:
     """In a causal program the mask already hides keys after the query, so a term between two
     position-only variables that holds for every key at or before its query (k <= q, say)
@@ -87,6 +94,8 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
     side is never none), instead of two features per head: `site.shared` holds the sides all the
     heads of a split read alike."""
     term = site.term
+    if term.table.held.size > PROVEN_PAIRS:
+        return None  # the plain table, whose precision the compiler checks
     for positions_are_keys in (True, False):
         positions, other = (term.keys, term.queries) if positions_are_keys else (term.queries, term.keys)
         target = _index_targets(term, positions, other, positions_are_keys, state)
