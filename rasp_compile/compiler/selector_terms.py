@@ -5,7 +5,7 @@ build them; primitives/qk.py turns a Score into weights."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -95,7 +95,7 @@ class SelectorSpec:
         """The variables the head reads, each once, in a stable order."""
         return tuple(dict.fromkeys(var for term in self.terms for var in term.reads()))
 
-    def held(self, keys: dict[Var, Sequence[Any]], queries: dict[Var, Sequence[Any]]) -> np.ndarray:
+    def held(self, keys: Mapping[Var, Sequence[Any]], queries: Mapping[Var, Sequence[Any]]) -> np.ndarray:
         """[K, Q] whether the spec selects, given each variable's K values at the keys and Q
         values at the queries (every term's variable among them, K and Q at least 1)."""
         shape = (len(next(iter(keys.values()))), len(next(iter(queries.values()))))

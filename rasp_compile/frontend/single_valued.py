@@ -22,9 +22,11 @@ The tables are the selects' own (ir.Select.table), which inference already bound
 
 from __future__ import annotations
 
-from .. import ir
+from typing import Any
+
 import numpy as np
 
+from .. import ir
 from .infer import ValueSets, nullable_sops
 
 IMPOSSIBLE = "impossible"
@@ -61,7 +63,7 @@ def _proven(selector: ir.Selector, sop: ir.SOp, sets: ValueSets) -> bool:
     image = _image(sop, selector.keys, keys)
     if image is None:
         return False
-    codes = {}  # each distinct image value -> a number (by equality, as a set tells values apart)
+    codes: dict[Any, int] = {}  # each distinct image value -> a number (by equality, as a set tells values apart)
     coded = np.array([codes.setdefault(v, len(codes)) for v in image])[:, None]  # [key value, 1]
     lowest = np.where(held, coded, len(codes)).min(axis=0, initial=len(codes))  # [query value]
     highest = np.where(held, coded, -1).max(axis=0, initial=-1)
