@@ -63,10 +63,8 @@ def _normalize(selector: ir.Selector, state: LoweringState, split: SplitInputs) 
     if isinstance(selector, ir.Select):
         key_var, query_var = state.var_for(selector.keys), state.var_for(selector.queries)
         held = selector.table(key_var.values, query_var.values)  # [key value, query value]
-        rows = {k: tuple(row) for k, row in zip(key_var.values, held.tolist())}
-        columns = {q: tuple(column) for q, column in zip(query_var.values, held.T.tolist())}
-        keys = categorical_view(state, key_var, rows.__getitem__, key_var in split.inputs)
-        queries = categorical_view(state, query_var, columns.__getitem__, query_var in split.inputs)
+        keys = categorical_view(state, key_var, _lines_of(held, key_var), key_var in split.inputs)
+        queries = categorical_view(state, query_var, _lines_of(held.T, query_var), query_var in split.inputs)
         table = _table(keys, queries, key_var, query_var, held)
         return SelectorSpec((Term(keys, queries, table),))
     if isinstance(selector, ir.SelectAnd):
@@ -85,6 +83,14 @@ def _normalize(selector: ir.Selector, state: LoweringState, split: SplitInputs) 
             return SelectorSpec((_pointwise(first.terms[0], second.terms[0], np.logical_or),))
         return _joint_spec([first, second], np.logical_or.reduce, state, selector)
     raise TypeError(f"no selector rule for {type(selector).__name__}")
+
+
+def _lines_of(held: np.ndarray, var: Var) -> Callable[[Any], bytes]:
+    """A value of `var` -> its line of `held` [var's values, the other side's values], packed to
+    bytes: equal lines give equal bytes, the signature by which a view merges values the select
+    reads alike (views.categorical_view asks it only of a number's values)."""
+    packed = np.packbits(held, axis=1)  # [var's values, ceil(other side's values / 8)]
+    return lambda value: packed[var.position[value]].tobytes()
 
 
 def _table(keys: Var, queries: Var, key_var: Var, query_var: Var, held: np.ndarray) -> PairTable:
