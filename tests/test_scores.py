@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from itertools import product
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from rasp_compile.compiler.variables import CONSTANT, Var
 from rasp_compile.compiler.lowering.scores import score_columns
 from rasp_compile.compiler.lowering.scores import shared_block
-from rasp_compile.compiler.selector_terms import SelectorSpec, Term
+from rasp_compile.compiler.selector_terms import PairTable, SelectorSpec, Term
 
 
 @st.composite
@@ -25,8 +26,8 @@ def specs(draw):
     terms = []
     for _ in range(draw(st.integers(1, 4))):
         keys, queries = draw(st.sampled_from(pool)), draw(st.sampled_from(pool))
-        table = {(k, q): k is not None and q is not None and draw(st.booleans())
-                 for k, q in product(keys.domain, queries.domain)}
+        held = [[k is not None and q is not None and draw(st.booleans()) for q in queries.domain] for k in keys.domain]
+        table = PairTable(keys.domain, queries.domain, np.array(held, dtype=bool).reshape(len(keys.domain), -1))
         terms.append(Term(keys, queries, table))
     return SelectorSpec(tuple(terms))
 
@@ -57,8 +58,9 @@ def test_terms_on_one_query_variable_share_its_dimensions():
     zero, table_matrix) and the constant's, 4 + 1 columns shared, against 5 per term unshared."""
     index = Var("i", "categorical", tuple(range(5)))
     low, high = (Var(name, "categorical", tuple(range(6))) for name in ("low", "high"))
-    at_most = Term(low, index, {(k, q): k <= q for k in range(6) for q in range(5)})
-    above = Term(high, index, {(k, q): k > q for k in range(6) for q in range(5)})
+    k, q = np.arange(6)[:, None], np.arange(5)[None, :]
+    at_most = Term(low, index, PairTable(low.domain, index.domain, k <= q))
+    above = Term(high, index, PairTable(high.domain, index.domain, k > q))
     spec = SelectorSpec((at_most, above))
     assert len(score_columns(spec, shared_block).columns) == 5
     assert len(score_columns(spec).columns) == 10

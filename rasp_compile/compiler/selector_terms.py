@@ -5,11 +5,49 @@ build them; primitives/qk.py turns a Score into weights."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from .variables import CONSTANT, Var
+
+
+@dataclass(frozen=True, eq=False)
+class PairTable:
+    """M[key value, query value] -> bool over two domains in order, as the boolean matrix
+    `held` [len(keys), len(queries)]: a table over max_len^2 pairs is one array, not a dict.
+    `table[(k, q)]` looks one pair up; `rows` / `columns` turn values into the matrix's indices
+    (by equality, as a dict would: 1, 1.0 and True are one value)."""
+
+    keys: tuple[Any, ...]
+    queries: tuple[Any, ...]
+    held: np.ndarray  # [len(keys), len(queries)] bool
+
+    def __getitem__(self, pair: tuple[Any, Any]) -> bool:
+        return bool(self.held[self._key_index[pair[0]], self._query_index[pair[1]]])
+
+    def rows(self, values: Sequence[Any]) -> np.ndarray:
+        """[len(values)] the row of each key value."""
+        return np.array([self._key_index[v] for v in values], dtype=np.intp)
+
+    def columns(self, values: Sequence[Any]) -> np.ndarray:
+        """[len(values)] the column of each query value."""
+        return np.array([self._query_index[v] for v in values], dtype=np.intp)
+
+    def with_held(self, held: np.ndarray) -> PairTable:
+        """The same domains, another [len(keys), len(queries)] matrix."""
+        return PairTable(self.keys, self.queries, held)
+
+    @cached_property
+    def _key_index(self) -> dict[Any, int]:
+        return {v: i for i, v in enumerate(self.keys)}
+
+    @cached_property
+    def _query_index(self) -> dict[Any, int]:
+        return {v: i for i, v in enumerate(self.queries)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,7 +74,7 @@ class Term:
 
     keys: Var
     queries: Var
-    table: dict[tuple[Any, Any], bool]  # (key value, query value) -> bool, over keys.domain x queries.domain
+    table: PairTable  # over keys.domain x queries.domain, in that order
     by_position: PositionMatch | None = None
 
     def reads(self) -> tuple[Var, ...]:
@@ -57,9 +95,14 @@ class SelectorSpec:
         """The variables the head reads, each once, in a stable order."""
         return tuple(dict.fromkeys(var for term in self.terms for var in term.reads()))
 
-    def holds(self, keys: dict[Var, Any], queries: dict[Var, Any]) -> bool:
-        """Whether the spec selects, given each variable's value at the key and at the query."""
-        return all(t.table[(keys[t.keys], queries[t.queries])] for t in self.terms)
+    def held(self, keys: Mapping[Var, Sequence[Any]], queries: Mapping[Var, Sequence[Any]]) -> np.ndarray:
+        """[K, Q] whether the spec selects, given each variable's K values at the keys and Q
+        values at the queries (every term's variable among them, K and Q at least 1)."""
+        shape = (len(next(iter(keys.values()))), len(next(iter(queries.values()))))
+        held = np.ones(shape, dtype=bool)
+        for t in self.terms:
+            held &= t.table.held[np.ix_(t.table.rows(keys[t.keys]), t.table.columns(queries[t.queries]))]
+        return held
 
 
 @dataclass(frozen=True, eq=False)

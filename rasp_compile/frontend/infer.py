@@ -38,6 +38,13 @@ reads it categorically keeps only the values its reader tells apart (lowering/vi
 MAX_COMBINATIONS = 2_000_000
 """The most value pairs a sequence_map or select lambda is tried on (each pair is one call)."""
 
+MAX_TABLE_CELLS = 20_000_000
+"""The most value pairs a select may have (its keys' values times its queries'). A comparison,
+or a lambda with an array form (element_fn.predicate_table), is decided on arrays, one boolean a
+pair, through intermediate arrays of 8 bytes a pair (160 MB at this limit): more than
+MAX_COMBINATIONS pairs, but not without bound. 4,096 x 4,097 (an index against a count at
+max_len 4,096) is 16.8 million."""
+
 ValueSets = dict[ir.SOp, frozenset[Any]]  # each s-op's values (ir.Value, or None), keyed by node identity
 Twins = dict  # dict[ir.SOp, twins.Groups]: an s-op's values equal to others of its set but not the same
 
@@ -158,7 +165,7 @@ def _values_of(node: ir.SOp, sets: ValueSets, program: ir.Program, nullable: set
             return _distinct_values(_results(node, rows, [twins[node.first]] * 2, diagonal=True), node, groups)
         pairs: Iterable[tuple[Any, ...]] | None = meeting_pairs(node, sets, program, nullable)  # a running mean and the length: fewer pairs
         if pairs is None:
-            _check_combinations(node, sets[node.first], sets[node.second])
+            _check_combinations(node, sets[node.first], sets[node.second], MAX_COMBINATIONS, "tried on")
             pairs = product(_ordered(sets[node.first]), _ordered(sets[node.second]))
         rows = list(pairs)
         return _distinct_values(_results(node, rows, [twins[node.first], twins[node.second]]), node, groups)
@@ -272,21 +279,28 @@ def always_selects(selector: ir.Selector, sets: ValueSets, n: int, nullable: set
     return selector.keys is selector.queries and selector.predicate in ("==", "<=", ">=")
 
 
-def _check_combinations(node: ir.Node, first: frozenset, second: frozenset) -> None:
-    if len(first) * len(second) > MAX_COMBINATIONS:
+def _check_combinations(node: ir.Node, first: frozenset, second: frozenset, limit: int, how: str) -> None:
+    """RaspValueError at `node` when its two inputs have more than `limit` value pairs; `how`
+    says what would be done with each pair."""
+    if len(first) * len(second) > limit:
         raise RaspValueError(
-            f"this {'select' if isinstance(node, ir.Select) else 'sequence_map'} would be tried on "
+            f"this {'select' if isinstance(node, ir.Select) else 'sequence_map'} would be {how} "
             f"{len(first):,} x {len(second):,} value pairs "
-            f"(more than {MAX_COMBINATIONS:,}); map its inputs to fewer values first "
+            f"(more than {limit:,}); map its inputs to fewer values first "
             "(e.g. a numerical mean to `mean > 0`), or use a smaller max_len",
             node.loc,
         )
 
 
 def _check_predicate(select: ir.Select, sets: ValueSets) -> None:
-    _check_combinations(select, sets[select.keys], sets[select.queries])
+    """A select's predicate on every pair of its keys' and queries' values: on arrays up to
+    MAX_TABLE_CELLS pairs where that is exact (a comparison, a lambda with an array form), else
+    called pair by pair, up to MAX_COMBINATIONS pairs; a failing pair is reported."""
+    _check_combinations(select, sets[select.keys], sets[select.queries], MAX_TABLE_CELLS, "decided on")
     if ir.predicate_table(select.predicate, sets[select.keys], sets[select.queries]) is not None:
         return  # computed on arrays: every pair holds or not, none fails (element_fn.predicate_table)
+    _check_combinations(select, sets[select.keys], sets[select.queries], MAX_COMBINATIONS,
+                        "tried, one Python call a pair (its predicate has no array form here), on")
     pairs = product(_ordered(sets[select.keys]), _ordered(sets[select.queries]))  # the same first failure every run
     if isinstance(select.predicate, str):
         if select.predicate in ("<", "<=", ">", ">="):

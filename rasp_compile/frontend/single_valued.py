@@ -17,13 +17,17 @@ rules on the value sets (frontend/infer.py), each sound on every input up to max
     and         `a and b` selects fewer keys than either part: proven when either part is;
     or, not     only through "one value".
 
-A check that would try more than MAX_COMBINATIONS pairs is not made (not proven).
+The tables are the selects' own (ir.Select.table), which inference already bounded (infer.py).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from .. import ir
-from .infer import MAX_COMBINATIONS, ValueSets, nullable_sops
+from .infer import ValueSets, nullable_sops
 
 IMPOSSIBLE = "impossible"
 POSSIBLE = "possible"
@@ -53,15 +57,17 @@ def _proven(selector: ir.Selector, sop: ir.SOp, sets: ValueSets) -> bool:
     if not isinstance(selector, ir.Select):
         return False  # or, not: only through one value (single_valued)
     keys, queries = _ordered(sets[selector.keys]), _ordered(sets[selector.queries])
-    if len(keys) * len(queries) > MAX_COMBINATIONS:
-        return False
     held = selector.table(keys, queries)  # [key value, query value]
     if _distinct(selector.keys, sets) and int(held.sum(axis=0).max(initial=0)) <= 1:
         return True
     image = _image(sop, selector.keys, keys)
     if image is None:
         return False
-    return all(len({image[k] for k, chosen in enumerate(held[:, q]) if chosen}) <= 1 for q in range(len(queries)))
+    codes: dict[Any, int] = {}  # each distinct image value -> a number (by equality, as a set tells values apart)
+    coded = np.array([codes.setdefault(v, len(codes)) for v in image])[:, None]  # [key value, 1]
+    lowest = np.where(held, coded, len(codes)).min(axis=0, initial=len(codes))  # [query value]
+    highest = np.where(held, coded, -1).max(axis=0, initial=-1)
+    return bool((highest <= lowest).all())  # one image value (or none) among each query's keys
 
 
 def _distinct(sop: ir.SOp, sets: ValueSets) -> bool:

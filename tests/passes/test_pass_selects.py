@@ -3,11 +3,14 @@ and what they leave as it is."""
 
 from __future__ import annotations
 
+from rasp_compile.compiler import compile_program
 from rasp_compile.compiler.lowering.rewrites import TermSite
 from rasp_compile.compiler.lowering.scores import score_columns, shared_block
 from rasp_compile.compiler.lowering.selectors import normalize_selector
 from rasp_compile.compiler.passes import position_selects
 from rasp_compile.compiler.selector_terms import SelectorSpec
+from rasp_compile.frontend import parse_program
+from rasp_compile.testing.differential import assert_agree, every_input
 
 from tiny import lowering_of
 
@@ -48,7 +51,7 @@ def test_position_term_leaves_a_select_that_matches_many_indices_alone():
 def test_causal_term_makes_a_select_the_mask_decides_true():
     state, _ = lowering_of(SHIFT.replace("{causal}", "causal"))
     upto = position_selects.causal_term(state, TermSite(_term(state, "upto")))
-    assert all(upto.table.values())
+    assert upto.table.held.all()
     shift = _term(state, "prev")  # k == q - 1 does not hold for every earlier key
     assert position_selects.causal_term(state, TermSite(shift)) is None
     state, _ = lowering_of(SHIFT.replace("{causal}", ""))  # without the mask, k <= q stays a comparison
@@ -64,3 +67,13 @@ def test_compact_heads_shares_a_variable_two_terms_read():
     assert len(shared.columns) < len(own.columns)
     single = SelectorSpec((same,))  # one term: nothing to share
     assert len(score_columns(single, shared_block).columns) == len(score_columns(single).columns)
+
+
+def test_position_term_leaves_a_table_past_the_proven_size_to_its_one_hot_scoring(monkeypatch):
+    """Past PROVEN_PAIRS key values x query values, the position match's float32 bounds are not
+    proven: the plain table is scored instead, and the model still computes the program."""
+    monkeypatch.setattr(position_selects, "PROVEN_PAIRS", 5 * 5 - 1)  # indices x indices at max_len 5
+    state, _ = lowering_of(SHIFT.replace("{causal}", ""))
+    assert position_selects.position_term(state, TermSite(_term(state, "prev"))) is None
+    program = parse_program(SHIFT.replace("{causal}", ""))
+    assert_agree(compile_program(program), program, every_input(program.vocab, 5))

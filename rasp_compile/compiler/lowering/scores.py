@@ -114,7 +114,7 @@ def table_matrix(term: Term) -> np.ndarray:
     keys, queries = term.keys, term.queries
     ks = list(keys.values) + [None if keys.may_be_none else keys.values[0]]
     qs = list(queries.values) + [None if queries.may_be_none else queries.values[0]]
-    m = np.array([[term.table[(k, q)] for k in ks] for q in qs], dtype=float)  # [query, key], none last
+    m = term.table.held[np.ix_(term.table.rows(ks), term.table.columns(qs))].T.astype(float)  # [query, key], none last
     a = m - m[:, -1:] - m[-1:, :] + m[-1, -1]
     a[-1, :] = m[-1, :] - m[-1, -1]  # the query is none
     a[:, -1] = m[:, -1] - m[-1, -1]  # the key is none

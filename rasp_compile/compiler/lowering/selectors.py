@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import product
 from typing import Any
 from collections.abc import Callable
 
@@ -27,7 +26,7 @@ import numpy as np
 from ... import ir
 from ...errors import RaspValueError
 from ..budget import MAX_PARAMETERS
-from ..selector_terms import Score, SelectorSpec, Term
+from ..selector_terms import PairTable, Score, SelectorSpec, Term
 from .features import joint
 from .rewrites import TermSite
 from .scores import score_columns, shared_block
@@ -64,10 +63,8 @@ def _normalize(selector: ir.Selector, state: LoweringState, split: SplitInputs) 
     if isinstance(selector, ir.Select):
         key_var, query_var = state.var_for(selector.keys), state.var_for(selector.queries)
         held = selector.table(key_var.values, query_var.values)  # [key value, query value]
-        rows = {k: tuple(row) for k, row in zip(key_var.values, held.tolist())}
-        columns = {q: tuple(column) for q, column in zip(query_var.values, held.T.tolist())}
-        keys = categorical_view(state, key_var, rows.__getitem__, key_var in split.inputs)
-        queries = categorical_view(state, query_var, columns.__getitem__, query_var in split.inputs)
+        keys = categorical_view(state, key_var, _lines_of(held, key_var), key_var in split.inputs)
+        queries = categorical_view(state, query_var, _lines_of(held.T, query_var), query_var in split.inputs)
         table = _table(keys, queries, key_var, query_var, held)
         return SelectorSpec((Term(keys, queries, table),))
     if isinstance(selector, ir.SelectAnd):
@@ -77,36 +74,43 @@ def _normalize(selector: ir.Selector, state: LoweringState, split: SplitInputs) 
     if isinstance(selector, ir.SelectNot):
         inner = _normalize(selector.inner, state, split)
         if len(inner.terms) == 1:
-            return SelectorSpec((_pointwise(inner.terms[0], inner.terms[0], lambda a, _b: not a),))
-        return _joint_spec([inner], lambda held: not held[0], state, selector)
+            return SelectorSpec((_pointwise(inner.terms[0], inner.terms[0], lambda a, _b: ~a),))
+        return _joint_spec([inner], lambda held: ~held[0], state, selector)
     if isinstance(selector, ir.SelectOr):
         first = _normalize(selector.first, state, split)
         second = _normalize(selector.second, state, split)
         if len(first.terms) == len(second.terms) == 1 and _same_vars(first.terms[0], second.terms[0]):
-            return SelectorSpec((_pointwise(first.terms[0], second.terms[0], lambda a, b: a or b),))
-        return _joint_spec([first, second], any, state, selector)
+            return SelectorSpec((_pointwise(first.terms[0], second.terms[0], np.logical_or),))
+        return _joint_spec([first, second], np.logical_or.reduce, state, selector)
     raise TypeError(f"no selector rule for {type(selector).__name__}")
 
 
-def _table(keys: Var, queries: Var, key_var: Var, query_var: Var, held: np.ndarray) -> dict[tuple[Any, Any], bool]:
-    """(key value, query value) -> selected, over the views' domains (none never selects); a
-    view's value stands for the first of the number's values it classes together."""
-    key_row = {k: i for i, k in enumerate(key_var.values)}
-    query_column = {q: j for j, q in enumerate(query_var.values)}
-    cells = held.tolist()
-    return {
-        (k, q): k is not None and q is not None and cells[key_row[k]][query_column[q]]
-        for k, q in product(keys.domain, queries.domain)
-    }
+def _lines_of(held: np.ndarray, var: Var) -> Callable[[Any], bytes]:
+    """A value of `var` -> its line of `held` [var's values, the other side's values], packed to
+    bytes: equal lines give equal bytes, the signature by which a view merges values the select
+    reads alike (views.categorical_view asks it only of a number's values)."""
+    packed = np.packbits(held, axis=1)  # [var's values, ceil(other side's values / 8)]
+    return lambda value: packed[var.position[value]].tobytes()
+
+
+def _table(keys: Var, queries: Var, key_var: Var, query_var: Var, held: np.ndarray) -> PairTable:
+    """The table over the views' domains (none never selects), `held` being [key value, query
+    value] over the variables' values; a view's value stands for the first of the number's
+    values it classes together."""
+    padded = np.zeros((held.shape[0] + 1, held.shape[1] + 1), dtype=bool)  # the last row and column: none
+    padded[:-1, :-1] = held
+    rows = [-1 if k is None else key_var.position[k] for k in keys.domain]
+    columns = [-1 if q is None else query_var.position[q] for q in queries.domain]
+    return PairTable(keys.domain, queries.domain, padded[np.ix_(rows, columns)])
 
 
 def _same_vars(a: Term, b: Term) -> bool:
     return a.keys is b.keys and a.queries is b.queries
 
 
-def _pointwise(a: Term, b: Term, combine: Callable[[bool, bool], bool]) -> Term:
-    """One table from two over the same variables."""
-    return Term(a.keys, a.queries, {kq: combine(a.table[kq], b.table[kq]) for kq in a.table})
+def _pointwise(a: Term, b: Term, combine: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Term:
+    """One table from two over the same variables (the same domains), cell by cell."""
+    return Term(a.keys, a.queries, a.table.with_held(combine(a.table.held, b.table.held)))
 
 
 def _merge_terms(terms: tuple[Term, ...]) -> SelectorSpec:
@@ -117,26 +121,28 @@ def _merge_terms(terms: tuple[Term, ...]) -> SelectorSpec:
         if twin is None:
             merged.append(term)
         else:
-            merged[twin] = _pointwise(merged[twin], term, lambda a, b: a and b)
+            merged[twin] = _pointwise(merged[twin], term, np.logical_and)
     return SelectorSpec(tuple(merged))
 
 
-def _joint_spec(specs: list[SelectorSpec], combine: Callable[[list[bool]], bool], state: LoweringState, where: ir.Selector) -> SelectorSpec:
-    """combine([spec.holds ...]) as one table over the joint of every key / query variable
-    (check_joint_size first)."""
+def _joint_spec(specs: list[SelectorSpec], combine: Callable[[list[np.ndarray]], np.ndarray],
+                state: LoweringState, where: ir.Selector) -> SelectorSpec:
+    """combine([held of each spec]) as one table over the joint of every key / query variable
+    (check_joint_size first); `combine` takes and gives [joint keys, joint queries] booleans."""
     key_parts = tuple(dict.fromkeys(t.keys for s in specs for t in s.terms))
     query_parts = tuple(dict.fromkeys(t.queries for s in specs for t in s.terms))
     check_joint_size(where, key_parts, query_parts)
     joint_keys, joint_queries = joint(state, key_parts), joint(state, query_parts)
+    keys, queries = _part_values(key_parts, joint_keys.domain), _part_values(query_parts, joint_queries.domain)
+    held = combine([s.held(keys, queries) for s in specs])
+    return SelectorSpec((Term(joint_keys, joint_queries, PairTable(joint_keys.domain, joint_queries.domain, held)),))
 
-    def assignment(parts: tuple[Var, ...], value: Any) -> dict[Var, Any]:
-        return dict(zip(parts, value if len(parts) > 1 else (value,)))
 
-    table = {}
-    for k, q in product(joint_keys.domain, joint_queries.domain):
-        keys, queries = assignment(key_parts, k), assignment(query_parts, q)
-        table[(k, q)] = bool(combine([s.holds(keys, queries) for s in specs]))
-    return SelectorSpec((Term(joint_keys, joint_queries, table),))
+def _part_values(parts: tuple[Var, ...], domain: tuple[Any, ...]) -> dict[Var, list[Any]]:
+    """Each part's value at every joint value of `domain` (a tuple of the parts' values, or the
+    one part's value itself)."""
+    tuples = [value if len(parts) > 1 else (value,) for value in domain]
+    return {part: [t[i] for t in tuples] for i, part in enumerate(parts)}
 
 
 def check_joint_size(where: ir.Selector, key_parts: tuple[Var, ...], query_parts: tuple[Var, ...]) -> None:

@@ -56,6 +56,13 @@ from ..variables import CONSTANT, Var
 from .position_widths import length_offset
 
 
+PROVEN_PAIRS = 2_000_000
+"""The largest table (key values x query values) scored as a position match. The error bounds of
+_precise_enough and number_match are not yet proven past it (float32 models of reverse and
+shift_by at max_len 2,048 scored this way are wrong); a larger table keeps its plain one-hot
+scoring. Every library program at max_len <= 1,024 is within it."""
+
+
 def causal_term(state: LoweringState, site: TermSite) -> Term | None:
     """In a causal program the mask already hides keys after the query, so a term between two
     position-only variables that holds for every key at or before its query (k <= q, say)
@@ -64,9 +71,11 @@ def causal_term(state: LoweringState, site: TermSite) -> Term | None:
     key_at, query_at = values_by_position(state, term.keys), values_by_position(state, term.queries)
     if not state.program.causal or key_at is None or query_at is None:
         return None
-    n = state.program.max_len
-    if all(term.table[(key_at[k], query_at[q])] for q in range(n) for k in range(q + 1)):
-        return Term(term.keys, term.queries, dict.fromkeys(term.table, True))
+    table = term.table
+    held = table.held[np.ix_(table.rows(key_at), table.columns(query_at))]  # [key position, query position]
+    after = np.tri(len(key_at), k=-1, dtype=bool)  # the key after the query: masked
+    if (held | after).all():
+        return Term(term.keys, term.queries, table.with_held(np.ones_like(table.held)))
     return None
 
 
@@ -85,6 +94,8 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
     side is never none), instead of two features per head: `site.shared` holds the sides all the
     heads of a split read alike."""
     term = site.term
+    if term.table.held.size > PROVEN_PAIRS:
+        return None  # the plain table, whose precision the compiler checks
     for positions_are_keys in (True, False):
         positions, other = (term.keys, term.queries) if positions_are_keys else (term.queries, term.keys)
         target = _index_targets(term, positions, other, positions_are_keys, state)
@@ -150,17 +161,18 @@ def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: b
         return None
     if any(source[1](p) != p for p in range(state.program.max_len)):
         return None
-    none_pairs = ((p, None) if positions_are_keys else (None, p) for p in positions.values)
-    if other.may_be_none and any(term.table[pair] for pair in none_pairs):
+    table = term.table
+    held = table.held if positions_are_keys else table.held.T  # [the positions' domain, the other's]
+    at, of = (table.rows, table.columns) if positions_are_keys else (table.columns, table.rows)
+    rows = at(positions.values)
+    if other.may_be_none and held[rows, of([None])[0]].any():
         return None  # the features score a none as no match (`not` of a select can match it)
-    target = {}
-    for v in other.values:
-        pairs = ((p, v) if positions_are_keys else (v, p) for p in positions.values)
-        matches = [pair[0 if positions_are_keys else 1] for pair in pairs if term.table[pair]]
-        if len(matches) > 1:
-            return None
-        target[v] = matches[0] if matches else -1
-    return target
+    matched = held[np.ix_(rows, of(other.values))]  # [position, other value]
+    counts = matched.sum(axis=0)
+    if (counts > 1).any():
+        return None
+    first = matched.argmax(axis=0)
+    return {v: positions.values[i] if c else -1 for v, i, c in zip(other.values, first.tolist(), counts.tolist())}
 
 
 def _precise_enough(other: Var, target: Mapping[Any, float], state: LoweringState) -> bool:
