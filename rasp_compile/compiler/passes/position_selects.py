@@ -49,10 +49,11 @@ from ..lowering.rewrites import TermSite
 from ..lowering.state import LoweringState
 from ..lowering.views import viewed_number
 from ..ops import Attend, Embed, EmbedSource, HeadKind, Linear, NumericMLP
-from ..primitives.numeric_mlp import interpolation_error, step_error
 from ..selector_terms import PositionMatch, Term
-from ..tolerances import CATEGORICAL_LEAK, NUMBER_MATCH_ERROR, POSITION_MATCH_ERROR, ROUNDINGS
+from ..tolerances import CATEGORICAL_LEAK, NUMBER_MATCH_ERROR, POSITION_MATCH_ERROR, ROUNDINGS, SURE_MATCH_ERROR
 from ..variables import CONSTANT, Var
+from .digit_matches import digit_number_match, digit_term
+from .match_errors import fits_float32, match_columns, polyline_error, precise_enough
 from .position_widths import length_offset
 
 
@@ -91,7 +92,7 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
         from_number = target is not None and number_match(state, positions_are_keys, other, target)
         if from_number:
             return Term(term.keys, term.queries, term.table, from_number)
-        if target is not None and _precise_enough(other, target, state):
+        if target is not None and _precise_enough(other, target, state) and _plain_fits(state, target):
             position = position_feature(state, "indices.value", EmbedSource.INDICES, lambda p: p)
             squared = position_feature(state, "indices.value^2", EmbedSource.INDICES, lambda p: p * p)
             match_at = {v: 1 - t ** 2 for v, t in target.items()}
@@ -101,7 +102,16 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
             )
             match = PositionMatch(positions_are_keys, position, squared, *forms)
             return Term(term.keys, term.queries, term.table, match)
+        by_digits = target is not None and digit_term(state, positions_are_keys, other, target)
+        if by_digits:
+            return Term(term.keys, term.queries, term.table, by_digits)
     return None
+
+
+def _plain_fits(state: LoweringState, target: Mapping[Any, float]) -> bool:
+    """Whether float32 rounds the uncentred score 2 p t - p^2 + 1 - t^2 within its margin."""
+    positions = range(state.program.max_len)
+    return fits_float32(match_columns(positions, target.values(), [1 - t * t for t in target.values()]))
 
 
 def _line_forms(other: Var, target: dict[Any, int], state: LoweringState,
@@ -121,7 +131,7 @@ def _line_forms(other: Var, target: dict[Any, int], state: LoweringState,
         target[v] < 0 and 0 <= line[v] <= n - 1 and line[v] == int(line[v]) for v in other.values
     ):
         return None
-    if not _precise_enough(other, line, state):
+    if not _precise_enough(other, line, state) or not _plain_fits(state, line):
         return None
     value = (linear_feature(state, f"{other.label}.value", other, float), None)
     square = (linear_feature(state, f"{other.label}.value^2", other, lambda v: float(v) ** 2), None)
@@ -164,24 +174,10 @@ def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: b
 
 
 def _precise_enough(other: Var, target: Mapping[Any, float], state: LoweringState) -> bool:
-    """Whether float32 can carry target and 1 - target^2 from `other`'s writers exactly enough.
-
-    A step MLP computes each step to numeric_mlp.step_error; a step changes the features by
-    what they change between its two values, and the score (in units of S) weighs target by up
-    to 2n and match by 1. So the score's error is at most step_error times 2n TV(target) +
-    TV(match), the total variations along the step MLP's input values (or, when the steps feed
-    a linear fold in between, the cruder bound of every value's largest weight). The match is
-    kept only while that stays below 1/8 of the S/2 margin; else the one-hot table is used."""
+    """Whether float32 carries target and 1 - target^2 from `other`'s writers exactly enough
+    (match_errors.precise_enough): the score weighs target by up to 2n and match by 1."""
     n = state.program.max_len
-    writer = state.writer[other]
-    if isinstance(writer, NumericMLP):
-        along = [target[writer.fn(p)] for p in writer.input.values]
-        variation = sum(2 * n * abs(b - a) + abs(b * b - a * a) for a, b in zip(along, along[1:]))
-        return step_error(writer.input.values) * variation <= POSITION_MATCH_ERROR
-    sources = [state.writer[v] for v in writer.inputs] if isinstance(writer, Linear) else []
-    amplification = len(target) * max(abs(1 - t * t) + 2 * n * abs(t) for t in target.values())
-    steps = [s for s in sources if isinstance(s, NumericMLP)]
-    return all(step_error(s.input.values) * amplification <= POSITION_MATCH_ERROR for s in steps)
+    return precise_enough(other, [(target, 2 * n), ({v: 1 - t * t for v, t in target.items()}, 1)], state)
 
 
 def number_match(state: LoweringState, positions_are_keys: bool, other: Var, target: dict[Any, int]) -> PositionMatch | None:
@@ -197,10 +193,14 @@ def number_match(state: LoweringState, positions_are_keys: bool, other: Var, tar
     if line is None or error is None or abs(line[0]) * error > NUMBER_MATCH_ERROR:
         return None
     a, b = line
-    c = (state.program.max_len - 1) // 2
+    n = state.program.max_len
+    c = (n - 1) // 2
     sure = positions_are_keys and _surely_matched(state, x, a, b)
     match_values = [1.0 - (a * v + b - c) ** 2 for v in x.values]
-    if not sure and _polyline_error(x.values, match_values) > POSITION_MATCH_ERROR:
+    columns = match_columns(range(-c, n - c), [a * v + b - c for v in x.values], match_values)
+    if not fits_float32(columns) or sure and polyline_error(x.values, match_values) > SURE_MATCH_ERROR:
+        return digit_number_match(state, positions_are_keys, x, line, sure)
+    if not sure and polyline_error(x.values, match_values) > POSITION_MATCH_ERROR:
         return None
 
     def make() -> NumericMLP:
@@ -262,9 +262,3 @@ def _surely_matched(state: LoweringState, x: Var, a: float, b: float) -> bool:
     target = a * (n + np.asarray(offset, dtype=float)[None, :]) + b
     valid = p < n
     return bool(np.all(((target >= 0) & (target <= n - 1) & (target == np.round(target)))[np.broadcast_to(valid, target.shape)]))
-
-
-def _polyline_error(points: tuple[Any, ...], values: list[float]) -> float:
-    """The float32 rounding of the polyline through (points, values), in its better orientation."""
-    encoded = [np.array([v]) for v in values]
-    return min(interpolation_error(points, encoded, rising) for rising in (True, False))

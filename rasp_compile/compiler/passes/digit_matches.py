@@ -1,0 +1,129 @@
+"""digit-matches: an index matched to a target digit by digit, where float32 cannot carry the plain
+position match of passes/position_selects.py (past max_len 1,024 or so).
+
+Why. The plain match scores 2 p t - p^2 + (1 - t^2): terms as large as max_len^2 whose sum is 1
+at the target and at most 0 elsewhere. float32 rounds each product and sum to u = 2^-24 of its
+size, so the score's error grows as u max_len^2: 0.25 S at 1,024 for an uncentred match, 1 S at
+2,048, past every margin at 4,096 (match_errors.fits_float32 charges it).
+
+Digits. With B = ceil(sqrt(max_len)), an integer t is the pair (h, l): h = floor(t / B) and l its
+remainder r, or B - 1 - r when h is odd. The low digit runs up and back down, so t and t + 1
+differ by 1 in exactly one digit; integers and pairs correspond one to one (-1 is (-1, 0)). The
+score
+
+    2 h_p h_t - h_p^2 + 2 l_p l_t - l_p^2 + (1 - h_t^2 - l_t^2) = 1 - (h_p - h_t)^2 - (l_p - l_t)^2
+
+is 1 at the target, at most 0 at every other index and 0 at the target's neighbours, as the plain
+match's. Its terms stay below 3 B^2 + B (12,400 at max_len 4,096), so their rounding is about
+0.001 S, whatever max_len this compiler accepts; the key side is four position features, the
+query side three features of the target, in place of two and two.
+
+From a one-hot (digit_term): the target's digits and 1 - h^2 - l^2 are linear features the other
+side's writer writes, its step MLPs' errors bounded as the plain match's (weights 2 B, not
+2 max_len), and the score's rounding as the plain match's (match_errors.fits_float32).
+
+From a number x, for a sure match (digit_number_match; position_selects.number_match): the
+three are polylines of x through their values at x's values, whose targets a x + b must be
+consecutive whole numbers. An error e in x moves them along the chord between two neighbouring
+values, whose targets differ by 1 in one digit: the score of every key is linear on the chord and
+exact at its ends, so the match scores at least 1 - |a e| and its neighbour at most |a e|, as in
+position_selects.number_match. The polylines' own rounding: an error d in the target's digit
+moves key p's score by 2 p_digit d, and against the match's by 2 (p_digit - t_digit) d, which a
+key |p_digit - t_digit| from the target more than loses by its (p_digit - t_digit)^2 below; so
+2 d of each digit is charged, with the products' rounding, against SURE_ROUNDING_ERROR. The
+match term 1 - h^2 - l^2 is a polyline with a kink at every value of x, whose float32 error
+grows as u max_len^2 (17 S measured at 4,096): it is the same for every key of a query, and BOS
+scores as a key with no features (primitives/qk.py), so it shifts BOS too and no margin moves.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ... import ir
+from ..lowering.features import linear_feature
+from ..lowering.positions import position_feature
+from ..lowering.state import LoweringState
+from ..ops import EmbedSource, NumericMLP
+from ..selector_terms import PositionMatch
+from ..tolerances import SURE_ROUNDING_ERROR
+from ..variables import Var
+from .match_errors import fits_float32, match_columns, polyline_error, precise_enough
+
+
+def digit_base(max_len: int) -> int:
+    """B: the smallest whole number whose square is at least max_len."""
+    return math.isqrt(max_len - 1) + 1
+
+
+def digits(t: int, base: int) -> tuple[int, int]:
+    """(h, l) of the module docstring: floor(t / base), and the remainder, reflected when h is odd."""
+    h, r = divmod(t, base)
+    return h, (r if h % 2 == 0 else base - 1 - r)
+
+
+def digit_term(state: LoweringState, positions_are_keys: bool, other: Var, target: dict[Any, int]) -> PositionMatch | None:
+    """`index == target(other value)` digit by digit, from linear features of `other`'s one-hot
+    (target -1: no index); None when its step MLPs or the score's rounding are too large."""
+    base = digit_base(state.program.max_len)
+    split = {v: digits(t, base) for v, t in target.items()}
+    high = {v: float(h) for v, (h, _) in split.items()}
+    low = {v: float(l) for v, (_, l) in split.items()}
+    match = {v: 1.0 - h * h - l * l for v, (h, l) in split.items()}
+    keys = _key_digits(state.program.max_len, base)
+    weights = [2 * max(map(abs, side)) for side in keys]
+    if not precise_enough(other, [(high, weights[0]), (low, weights[1]), (match, 1.0)], state):
+        return None
+    if not fits_float32(match_columns(keys[0], high.values(), match.values()) + match_columns(keys[1], low.values(), [])):
+        return None
+    features = [linear_feature(state, f"{other.label}.{name}", other, values.__getitem__)
+                for name, values in (("high", high), ("low", low), ("digit_match", match))]
+    return _digit_match(state, positions_are_keys, base, features)
+
+
+def digit_number_match(state: LoweringState, positions_are_keys: bool, x: Var, line: tuple[float, float],
+                       sure: bool) -> PositionMatch | None:
+    """`index == a x + b` digit by digit, from polylines of the number x (module docstring), for a
+    sure match only; None when the targets at x's values are not consecutive whole numbers or the
+    digits' rounding is too large. x's own error is bounded by the caller
+    (position_selects.number_match)."""
+    a, b = line
+    targets = [a * float(v) + b for v in x.values]
+    if not sure or any(t != round(t) for t in targets) or any(abs(t1 - t0) != 1 for t0, t1 in zip(targets, targets[1:])):
+        return None
+    base = digit_base(state.program.max_len)
+    split = [digits(round(t), base) for t in targets]
+    high, low = [float(h) for h, _ in split], [float(l) for _, l in split]
+    match = [1.0 - h * h - l * l for h, l in split]
+    keys = _key_digits(state.program.max_len, base)
+    columns = match_columns(keys[0], high, match) + match_columns(keys[1], low, [])
+    if not fits_float32(columns, 2 * sum(polyline_error(x.values, values) for values in (high, low)), SURE_ROUNDING_ERROR):
+        return None
+
+    def polyline(name: str, values: list[float]) -> Var:
+        def make() -> NumericMLP:
+            out = state.new_var(f"{x.label}.{name}", ir.NUMERICAL, values)
+            return NumericMLP(out, x, dict(zip(x.values, values)).__getitem__, interpolated=True)
+        return state.cached("digit match", (x, a, b, base, name), make)
+
+    features = [polyline(name, values) for name, values in (("high", high), ("low", low), ("digit_match", match))]
+    return _digit_match(state, positions_are_keys, base, features, sure)
+
+
+def _key_digits(max_len: int, base: int) -> tuple[list[float], list[float]]:
+    """The high and the low digit of every index 0..max_len-1."""
+    split = [digits(p, base) for p in range(max_len)]
+    return [float(h) for h, _ in split], [float(l) for _, l in split]
+
+
+def _digit_match(state: LoweringState, positions_are_keys: bool, base: int, features: list[Var],
+                 sure: bool = False) -> PositionMatch:
+    """The PositionMatch of the digits: the index's four position features, and the other side's
+    high digit, low digit and match (1 - h^2 - l^2) features."""
+    high, low, match = ({(f, None): 1.0} for f in features)
+    position = [position_feature(state, f"indices.{name}", EmbedSource.INDICES, fn) for name, fn in (
+        ("high", lambda p: digits(p, base)[0]), ("high^2", lambda p: digits(p, base)[0] ** 2),
+        ("low", lambda p: digits(p, base)[1]), ("low^2", lambda p: digits(p, base)[1] ** 2))]
+    return PositionMatch(positions_are_keys, position[0], position[1], high, match, sure=sure,
+                         low=(position[2], position[3], low))
