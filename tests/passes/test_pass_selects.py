@@ -3,6 +3,8 @@ and what they leave as it is."""
 
 from __future__ import annotations
 
+import pytest
+
 from rasp_compile.compiler.lowering.rewrites import TermSite
 from rasp_compile.compiler.lowering.scores import score_columns, shared_block
 from rasp_compile.compiler.lowering.selectors import normalize_selector
@@ -64,3 +66,22 @@ def test_compact_heads_shares_a_variable_two_terms_read():
     assert len(shared.columns) < len(own.columns)
     single = SelectorSpec((same,))  # one term: nothing to share
     assert len(score_columns(single, shared_block).columns) == len(score_columns(single).columns)
+
+
+LONG_SHIFT = """vocab {a, b}
+max_len MAX_LEN
+shifted = aggregate(select(indices, indices, lambda k, q: k == q - 2), tokens, default="a")
+output shifted
+"""
+
+
+@pytest.mark.parametrize("max_len, by_digits", [(1_024, False), (1_100, True)])
+def test_the_plain_match_is_kept_while_float32_carries_it_and_digits_past_it(max_len, by_digits):
+    state, _ = lowering_of(LONG_SHIFT.replace("MAX_LEN", str(max_len)))
+    node = next(n for n in state.vars if n.label == "shifted")
+    (term,) = normalize_selector(node.selector, state).terms
+    match = position_selects.position_term(state, TermSite(term)).by_position
+    assert (match.low is not None) is by_digits
+    labels = {v.label for v in match.positions()}
+    assert labels == ({"indices.high", "indices.high^2", "indices.low", "indices.low^2"} if by_digits
+                      else {"indices.value", "indices.value^2"})

@@ -67,18 +67,15 @@ def digit_term(state: LoweringState, positions_are_keys: bool, other: Var, targe
     """`index == target(other value)` digit by digit, from linear features of `other`'s one-hot
     (target -1: no index); None when its step MLPs or the score's rounding are too large."""
     base = digit_base(state.program.max_len)
-    split = {v: digits(t, base) for v, t in target.items()}
-    high = {v: float(h) for v, (h, _) in split.items()}
-    low = {v: float(l) for v, (_, l) in split.items()}
-    match = {v: 1.0 - h * h - l * l for v, (h, l) in split.items()}
-    keys = _key_digits(state.program.max_len, base)
+    high, low, match = (dict(zip(target, values)) for values in target_digits(list(target.values()), base))
+    keys = target_digits(list(range(state.program.max_len)), base)[:2]
     weights = [2 * max(map(abs, side)) for side in keys]
     if not precise_enough(other, [(high, weights[0]), (low, weights[1]), (match, 1.0)], state):
         return None
     if not fits_float32(match_columns(keys[0], high.values(), match.values()) + match_columns(keys[1], low.values(), [])):
         return None
     features = [linear_feature(state, f"{other.label}.{name}", other, values.__getitem__)
-                for name, values in (("high", high), ("low", low), ("digit_match", match))]
+                for name, values in (("target_high", high), ("target_low", low), ("digit_match", match))]
     return _digit_match(state, positions_are_keys, base, features)
 
 
@@ -93,10 +90,8 @@ def digit_number_match(state: LoweringState, positions_are_keys: bool, x: Var, l
     if not sure or any(t != round(t) for t in targets) or any(abs(t1 - t0) != 1 for t0, t1 in zip(targets, targets[1:])):
         return None
     base = digit_base(state.program.max_len)
-    split = [digits(round(t), base) for t in targets]
-    high, low = [float(h) for h, _ in split], [float(l) for _, l in split]
-    match = [1.0 - h * h - l * l for h, l in split]
-    keys = _key_digits(state.program.max_len, base)
+    high, low, match = target_digits([round(t) for t in targets], base)
+    keys = target_digits(list(range(state.program.max_len)), base)[:2]
     columns = match_columns(keys[0], high, match) + match_columns(keys[1], low, [])
     if not fits_float32(columns, 2 * sum(polyline_error(x.values, values) for values in (high, low)), SURE_ROUNDING_ERROR):
         return None
@@ -107,14 +102,14 @@ def digit_number_match(state: LoweringState, positions_are_keys: bool, x: Var, l
             return NumericMLP(out, x, dict(zip(x.values, values)).__getitem__, interpolated=True)
         return state.cached("digit match", (x, a, b, base, name), make)
 
-    features = [polyline(name, values) for name, values in (("high", high), ("low", low), ("digit_match", match))]
+    features = [polyline(name, values) for name, values in (("target_high", high), ("target_low", low), ("digit_match", match))]
     return _digit_match(state, positions_are_keys, base, features, sure)
 
 
-def _key_digits(max_len: int, base: int) -> tuple[list[float], list[float]]:
-    """The high and the low digit of every index 0..max_len-1."""
-    split = [digits(p, base) for p in range(max_len)]
-    return [float(h) for h, _ in split], [float(l) for _, l in split]
+def target_digits(targets: list[int], base: int) -> tuple[list[float], list[float], list[float]]:
+    """The high digits, the low digits and 1 - high^2 - low^2 of the targets."""
+    split = [digits(t, base) for t in targets]
+    return [float(hi) for hi, _ in split], [float(lo) for _, lo in split], [1.0 - hi * hi - lo * lo for hi, lo in split]
 
 
 def _digit_match(state: LoweringState, positions_are_keys: bool, base: int, features: list[Var],

@@ -27,7 +27,13 @@ selects (below), where BOS is scored under every key and only the keys' order co
 
 Sure selection: when x is the length plus a position row (position_widths.length_offset), its
 value at position p of a length n is known, and if the target is an index 0..n-1 at every p < n <=
-max_len, the query always has its key: reverse's n - 1 - p.
+max_len, the query always has its key: reverse's n - 1 - p. BOS then sits 2S below the match, and
+the polyline's rounding may take half of that (SURE_MATCH_ERROR).
+
+Float32's rounding of the score itself (match_errors.fits_float32): its terms reach max_len^2
+(a quarter of it centred) while their sum is 1 or at most 0. Where u times their size passes
+SCORE_ROUNDING_ERROR (past max_len 1,024), or a sure match's polyline passes SURE_MATCH_ERROR,
+the match is made digit by digit instead (passes/digit_matches.py), or not at all.
 
 number_match needs x's writer known (a Linear of an attention mean and embeddings, an
 embedding, an attention mean) to bound its error.
