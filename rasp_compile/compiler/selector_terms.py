@@ -21,8 +21,8 @@ class PositionMatch:
     other side's one-hot, or in a number and a polyline of it (passes/position_selects.number_match,
     where position and target are centred on the middle index). A digit match
     (passes/digit_matches.py) scores the high digit as position and target and the low digit as
-    `low`, whose 2 position·target - position^2 adds to the score; `match` then holds
-    1 - high^2 - low^2 of the target."""
+    `low`, whose 2 position·target adds to the score; `position_squared` then holds high^2 + low^2
+    of the index and `match` 1 - high^2 - low^2 of the target."""
 
     positions_are_keys: bool
     position: Var
@@ -30,15 +30,16 @@ class PositionMatch:
     target: dict[Any, float]
     match: dict[Any, float]
     sure: bool = False  # every query has its key at every input (passes/position_selects.number_match)
-    low: tuple[Var, Var, dict[Any, float]] | None = None  # a digit match's low digit: position, its square, target form
+    low: tuple[Var, dict[Any, float]] | None = None  # a digit match's low digit: position feature, target form
 
     def forms(self) -> tuple[dict[Any, float], ...]:
         """The linear forms of the other side: target and match, and the low digit's target."""
-        return (self.target, self.match) + ((self.low[2],) if self.low else ())
+        return (self.target, self.match) + ((self.low[1],) if self.low else ())
 
     def positions(self) -> tuple[Var, ...]:
-        """The position features read: position and its square, and the low digit's two."""
-        return (self.position, self.position_squared) + (self.low[:2] if self.low else ())
+        """The position features read: position and its square (a digit match's h^2 + l^2), and
+        the low digit."""
+        return (self.position, self.position_squared) + ((self.low[0],) if self.low else ())
 
 
 @dataclass(frozen=True, eq=False)

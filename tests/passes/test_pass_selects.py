@@ -83,5 +83,5 @@ def test_the_plain_match_is_kept_while_float32_carries_it_and_digits_past_it(max
     match = position_selects.position_term(state, TermSite(term)).by_position
     assert (match.low is not None) is by_digits
     labels = {v.label for v in match.positions()}
-    assert labels == ({"indices.high", "indices.high^2", "indices.low", "indices.low^2"} if by_digits
+    assert labels == ({"indices.high", "indices.low", "indices.digit_norm"} if by_digits
                       else {"indices.value", "indices.value^2"})

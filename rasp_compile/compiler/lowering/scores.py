@@ -84,10 +84,10 @@ def _term_entries(term: Term) -> list[tuple[Feature, Feature, float]]:
     """(query feature, key feature, coefficient) for one term."""
     if term.by_position is not None:
         p = term.by_position
-        digits = [(p.position, p.position_squared, p.target)] + ([p.low] if p.low else [])
+        digits = [(p.position, p.target)] + ([p.low] if p.low else [])
         entries: list[tuple[Feature, Feature, float]] = [
-            (f, (position, None), 2.0 * a) for position, _, target in digits for f, a in target.items()]
-        entries += [(CONSTANT, (squared, None), -1.0) for _, squared, _ in digits]
+            (f, (position, None), 2.0 * a) for position, target in digits for f, a in target.items()]
+        entries += [(CONSTANT, (p.position_squared, None), -1.0)]
         entries += [(f, CONSTANT, a) for f, a in p.match.items()]
         if p.positions_are_keys:
             return entries

@@ -14,8 +14,9 @@ score
     2 h_p h_t - h_p^2 + 2 l_p l_t - l_p^2 + (1 - h_t^2 - l_t^2) = 1 - (h_p - h_t)^2 - (l_p - l_t)^2
 
 is 1 at the target, at most 0 at every other index and 0 at the target's neighbours, as the plain
-match's. Its terms stay below 3 B^2 + B (12,400 at max_len 4,096), so their rounding is about
-0.001 S, whatever max_len this compiler accepts; the key side is four position features, the
+match's. Its four products (2 h_t h_p, 2 l_t l_p, h_p^2 + l_p^2 and the target's match) stay
+below 2 B^2 each (about 8,000 at max_len 4,096), so their rounding is about 0.002 S, whatever
+max_len this compiler accepts; the key side is three position features (h, l, h^2 + l^2), the
 query side three features of the target, in place of two and two.
 
 From a one-hot (digit_term): the target's digits and 1 - h^2 - l^2 are linear features the other
@@ -49,7 +50,7 @@ from ..ops import EmbedSource, NumericMLP
 from ..selector_terms import PositionMatch
 from ..tolerances import SURE_ROUNDING_ERROR
 from ..variables import Var
-from .match_errors import fits_float32, match_columns, polyline_error, precise_enough
+from .match_errors import Column, fits_float32, polyline_error, precise_enough
 
 
 def digit_base(max_len: int) -> int:
@@ -72,7 +73,7 @@ def digit_term(state: LoweringState, positions_are_keys: bool, other: Var, targe
     weights = [2 * max(map(abs, side)) for side in keys]
     if not precise_enough(other, [(high, weights[0]), (low, weights[1]), (match, 1.0)], state):
         return None
-    if not fits_float32(match_columns(keys[0], high.values(), match.values()) + match_columns(keys[1], low.values(), [])):
+    if not fits_float32(_digit_columns(keys, list(high.values()), list(low.values()), list(match.values()))):
         return None
     features = [linear_feature(state, f"{other.label}.{name}", other, values.__getitem__)
                 for name, values in (("target_high", high), ("target_low", low), ("digit_match", match))]
@@ -92,7 +93,7 @@ def digit_number_match(state: LoweringState, positions_are_keys: bool, x: Var, l
     base = digit_base(state.program.max_len)
     high, low, match = target_digits([round(t) for t in targets], base)
     keys = target_digits(list(range(state.program.max_len)), base)[:2]
-    columns = match_columns(keys[0], high, match) + match_columns(keys[1], low, [])
+    columns = _digit_columns(keys, high, low, match)
     if not fits_float32(columns, 2 * sum(polyline_error(x.values, values) for values in (high, low)), SURE_ROUNDING_ERROR):
         return None
 
@@ -106,6 +107,13 @@ def digit_number_match(state: LoweringState, positions_are_keys: bool, x: Var, l
     return _digit_match(state, positions_are_keys, base, features, sure)
 
 
+def _digit_columns(keys: tuple[list[float], list[float]], high: list[float], low: list[float],
+                   match: list[float]) -> list[Column]:
+    """The four head dimensions of a digit match: (2 h, h_p), (2 l, l_p), (1, h_p^2 + l_p^2), (m, 1)."""
+    norms = [h * h + lo * lo for h, lo in zip(*keys)]
+    return [([2 * v for v in high], keys[0]), ([2 * v for v in low], keys[1]), ([1.0], norms), (match, [1.0])]
+
+
 def target_digits(targets: list[int], base: int) -> tuple[list[float], list[float], list[float]]:
     """The high digits, the low digits and 1 - high^2 - low^2 of the targets."""
     split = [digits(t, base) for t in targets]
@@ -114,11 +122,10 @@ def target_digits(targets: list[int], base: int) -> tuple[list[float], list[floa
 
 def _digit_match(state: LoweringState, positions_are_keys: bool, base: int, features: list[Var],
                  sure: bool = False) -> PositionMatch:
-    """The PositionMatch of the digits: the index's four position features, and the other side's
-    high digit, low digit and match (1 - h^2 - l^2) features."""
+    """The PositionMatch of the digits: the index's three position features (high digit, low
+    digit, high^2 + low^2), and the other side's high digit, low digit and match (1 - h^2 - l^2)."""
     high, low, match = ({(f, None): 1.0} for f in features)
     position = [position_feature(state, f"indices.{name}", EmbedSource.INDICES, fn) for name, fn in (
-        ("high", lambda p: digits(p, base)[0]), ("high^2", lambda p: digits(p, base)[0] ** 2),
-        ("low", lambda p: digits(p, base)[1]), ("low^2", lambda p: digits(p, base)[1] ** 2))]
-    return PositionMatch(positions_are_keys, position[0], position[1], high, match, sure=sure,
-                         low=(position[2], position[3], low))
+        ("high", lambda p: digits(p, base)[0]), ("low", lambda p: digits(p, base)[1]),
+        ("digit_norm", lambda p: digits(p, base)[0] ** 2 + digits(p, base)[1] ** 2))]
+    return PositionMatch(positions_are_keys, position[0], position[2], high, match, sure=sure, low=(position[1], low))
