@@ -107,8 +107,8 @@ def test_the_charge_bounds_the_plain_matchs_measured_loss_and_refuses_it_when_to
 @pytest.mark.parametrize("name, lengths", [("shift_by", (2_048, 2_047, 1_025)), ("aab", (2_048, 2_047)),
                                            ("reverse", (2_048, 2_047, 1_025))])
 def test_digit_matches_answer_as_the_interpreter_at_2048_and_lose_next_to_nothing(no_pair_limit, name, lengths):
-    program = load_program(PROGRAMS / f"{name}.rasp")
-    model = compile_program(dataclasses.replace(program, max_len=2_048), dtype=np.float32)
+    program = dataclasses.replace(load_program(PROGRAMS / f"{name}.rasp"), max_len=2_048)
+    model = compile_program(program, dtype=np.float32)
     rng = random.Random(1)
     inputs = [[rng.choice(program.vocab) for _ in range(length)] for length in lengths]
     assert predict(model, inputs) == evaluate_batch(program, inputs)
