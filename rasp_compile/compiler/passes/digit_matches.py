@@ -25,7 +25,7 @@ side's writer writes, its step MLPs' errors bounded as the plain match's (weight
 
 From a number x, for a sure match (digit_number_match; position_selects.number_match): the
 three are polylines of x through their values at x's values, whose targets a x + b must be
-consecutive whole numbers. An error e in x moves them along the chord between two neighbouring
+consecutive whole numbers; B is then NUMBER_DIGIT_BASE, wider, for fewer kinks. An error e in x moves them along the chord between two neighbouring
 values, whose targets differ by 1 in one digit: the score of every key is linear on the chord and
 exact at its ends, so the match scores at least 1 - |a e| and its neighbour at most |a e|, as in
 position_selects.number_match. The polylines' own rounding: an error d in the target's digit
@@ -51,6 +51,12 @@ from ..selector_terms import PositionMatch
 from ..tolerances import SURE_ROUNDING_ERROR
 from ..variables import Var
 from .match_errors import Column, fits_float32, polyline_error, precise_enough
+
+
+NUMBER_DIGIT_BASE = 512
+"""The base of a digit match from a number: its high and low polylines kink only where the high
+digit changes (4 max_len / B hidden units; 32 at max_len 4,096 where B = sqrt(max_len) would take
+256), and its products stay below 2 B^2 = 524,288, rounded to 0.06 S at most."""
 
 
 def digit_base(max_len: int) -> int:
@@ -90,7 +96,7 @@ def digit_number_match(state: LoweringState, positions_are_keys: bool, x: Var, l
     targets = [a * float(v) + b for v in x.values]
     if not sure or any(t != round(t) for t in targets) or any(abs(t1 - t0) != 1 for t0, t1 in zip(targets, targets[1:])):
         return None
-    base = digit_base(state.program.max_len)
+    base = NUMBER_DIGIT_BASE
     high, low, match = target_digits([round(t) for t in targets], base)
     keys = target_digits(list(range(state.program.max_len)), base)[:2]
     columns = _digit_columns(keys, high, low, match)
