@@ -108,7 +108,10 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
             )
             match = PositionMatch(positions_are_keys, position, squared, *forms)
             return Term(term.keys, term.queries, term.table, match)
-        by_digits = target is not None and digit_term(state, positions_are_keys, other, target)
+        # digits only where float32 rounds the plain score past its margin: a match the step
+        # errors refuse keeps its one-hot table (a digit match there changed split-keys' choices)
+        by_digits = target is not None and not _plain_fits(state, target) and digit_term(
+            state, positions_are_keys, other, target)
         if by_digits:
             return Term(term.keys, term.queries, term.table, by_digits)
     return None
