@@ -57,7 +57,10 @@ class PositionMatch:
     (`positions_are_keys`); `target` and `match` (1 - target^2, 0 for none) are linear forms
     {feature: coefficient} (CONSTANT or (numerical variable, None)) in features linear in the
     other side's one-hot, or in a number and a polyline of it (passes/position_selects.number_match,
-    where position and target are centred on the middle index)."""
+    where position and target are centred on the middle index). A digit match
+    (passes/digit_matches.py) scores the high digit as position and target and the low digit as
+    `low`, whose 2 position·target adds to the score; `position_squared` then holds high^2 + low^2
+    of the index and `match` 1 - high^2 - low^2 of the target."""
 
     positions_are_keys: bool
     position: Var
@@ -65,6 +68,16 @@ class PositionMatch:
     target: dict[Any, float]
     match: dict[Any, float]
     sure: bool = False  # every query has its key at every input (passes/position_selects.number_match)
+    low: tuple[Var, dict[Any, float]] | None = None  # a digit match's low digit: position feature, target form
+
+    def forms(self) -> tuple[dict[Any, float], ...]:
+        """The linear forms of the other side: target and match, and the low digit's target."""
+        return (self.target, self.match) + ((self.low[1],) if self.low else ())
+
+    def positions(self) -> tuple[Var, ...]:
+        """The position features read: position and its square (a digit match's h^2 + l^2), and
+        the low digit."""
+        return (self.position, self.position_squared) + ((self.low[0],) if self.low else ())
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,8 +94,8 @@ class Term:
         if self.by_position is None:
             return (self.keys, self.queries)
         p = self.by_position
-        forms = (f[0] for form in (p.target, p.match) for f in form if f is not CONSTANT)
-        return tuple(dict.fromkeys((p.position, p.position_squared, *forms)))
+        forms = (f[0] for form in p.forms() for f in form if f is not CONSTANT)
+        return tuple(dict.fromkeys((*p.positions(), *forms)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,6 +135,7 @@ class Score:
     terms: int
     columns: tuple[Column, ...]
     always_selects: bool = False  # a sure position match: BOS need not be scored between (qk.py)
+    bos_as_key: bool = False  # a sure digit match: BOS also scores as a key whose features are all 0 (qk.py)
 
     def reads(self) -> tuple[Var, ...]:
         """The variables the head's q and k read, each once, in a stable order (every pass asks)."""

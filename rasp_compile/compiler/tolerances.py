@@ -55,6 +55,26 @@ POSITION_MATCH_ERROR = 1 / 16
 """What float32 may move a position-matched score by (passes/position_selects.py), in units of
 S: 1/8 of the S/2 margin by which the selected index leads every other key and BOS."""
 
+SCORE_ROUNDING_ERROR = 1 / 4
+"""What float32's rounding of a position-matched score's own products and sums may take, in units
+of S, charged as u times the score's magnitude (passes/digit_matches.score_magnitude: the sum over
+head dimensions of the largest |query| times the largest |key|, 4 (max_len - 1)^2 for an
+uncentred match). Those terms reach n^2 while their sum is 1 (or at most 0), so past max_len
+1,024 their rounding alone outweighs the S/2 margin: measured 0.53 to 0.63 times the charge on
+shift_by at 1,024 and 2,048 (tests/test_digit_matches.py). Half the S/2 margin: within it, every
+position match the compiler built before digit matches existed (max_len 1,024) stays."""
+
+SURE_MATCH_ERROR = 1.0
+"""What the float32 rounding of a sure match's polyline (passes/position_selects.number_match) may
+shift a query's scores by, in units of S: the match leads BOS by 2S (BOS scores -S), so half of
+that. The shift is the same for every key of the query, so only BOS is met; past it (2.75 charged,
+2.0 measured on reverse at max_len 2,048) the query reads BOS."""
+
+SURE_ROUNDING_ERROR = 1 / 2
+"""The float32 error a sure digit match's scores may take from key to key, in units of S
+(passes/digit_matches.digit_number_match): BOS is no competitor there, so the match's margin is
+the S by which it leads its neighbours, of which the leak needs S/2 (categorical_attn.py)."""
+
 NUMBER_MATCH_ERROR = 1 / 8
 """How far a number-matched target may stray from its value (passes/position_selects.number_match), in
 units of the index: the match then scores at least 7/8 S and its neighbours at most S/8."""

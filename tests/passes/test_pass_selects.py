@@ -3,7 +3,8 @@ and what they leave as it is."""
 
 from __future__ import annotations
 
-from rasp_compile.compiler import compile_program
+import pytest
+
 from rasp_compile.compiler.lowering.rewrites import TermSite
 from rasp_compile.compiler.lowering.scores import score_columns, shared_block
 from rasp_compile.compiler.lowering.selectors import normalize_selector
@@ -69,11 +70,20 @@ def test_compact_heads_shares_a_variable_two_terms_read():
     assert len(score_columns(single, shared_block).columns) == len(score_columns(single).columns)
 
 
-def test_position_term_leaves_a_table_past_the_proven_size_to_its_one_hot_scoring(monkeypatch):
-    """Past PROVEN_PAIRS key values x query values, the position match's float32 bounds are not
-    proven: the plain table is scored instead, and the model still computes the program."""
-    monkeypatch.setattr(position_selects, "PROVEN_PAIRS", 5 * 5 - 1)  # indices x indices at max_len 5
-    state, _ = lowering_of(SHIFT.replace("{causal}", ""))
-    assert position_selects.position_term(state, TermSite(_term(state, "prev"))) is None
-    program = parse_program(SHIFT.replace("{causal}", ""))
-    assert_agree(compile_program(program), program, every_input(program.vocab, 5))
+LONG_SHIFT = """vocab {a, b}
+max_len MAX_LEN
+shifted = aggregate(select(indices, indices, lambda k, q: k == q - 2), tokens, default="a")
+output shifted
+"""
+
+
+@pytest.mark.parametrize("max_len, by_digits", [(1_024, False), (1_100, True)])
+def test_the_plain_match_is_kept_while_float32_carries_it_and_digits_past_it(max_len, by_digits):
+    state, _ = lowering_of(LONG_SHIFT.replace("MAX_LEN", str(max_len)))
+    node = next(n for n in state.vars if n.label == "shifted")
+    (term,) = normalize_selector(node.selector, state).terms
+    match = position_selects.position_term(state, TermSite(term)).by_position
+    assert (match.low is not None) is by_digits
+    labels = {v.label for v in match.positions()}
+    assert labels == ({"indices.high", "indices.low", "indices.digit_norm"} if by_digits
+                      else {"indices.value", "indices.value^2"})

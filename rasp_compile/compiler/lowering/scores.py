@@ -11,8 +11,8 @@ or the constant 1 (`CONSTANT`), in units of the sharpness S (applied by qk.py).
 
 Entries. A table term M over categorical K, Q adds the matrix derived in qk.py (the constant
 row and column carry what a value pair shares with none). A position term adds
-2·index·target - index² + match (passes/position_selects.py): it is 1 where the index is the target
-and at most 0 elsewhere. The constant x constant entry gets -(m - 1) for m terms, so the
+2·index·target - index² + match (passes/position_selects.py), or that for each of two digits
+(passes/digit_matches.py): it is 1 where the index is the target and at most 0 elsewhere. The constant x constant entry gets -(m - 1) for m terms, so the
 selected keys score exactly 1 (units of S), any other key at most 0, and the top score a head
 can reach stays near S.
 
@@ -63,8 +63,10 @@ def score_columns(spec: SelectorSpec, block: Callable[[Feature, int], Block] | N
             entries[key] = entries.get(key, 0.0) + amount
     entries = {key: a for key, a in entries.items() if a}
     rows, columns = _cover(entries)
-    sure = len(spec.terms) == 1 and spec.terms[0].by_position is not None and spec.terms[0].by_position.sure
-    return Score(len(spec.terms), tuple(_columns(entries, rows, columns)), always_selects=sure)
+    match = spec.terms[0].by_position if len(spec.terms) == 1 else None
+    sure = match is not None and match.sure
+    return Score(len(spec.terms), tuple(_columns(entries, rows, columns)), always_selects=sure,
+                 bos_as_key=sure and match is not None and match.low is not None)
 
 
 def own_block(feature: Feature, term: int) -> Block:
@@ -82,18 +84,14 @@ def _term_entries(term: Term) -> list[tuple[Feature, Feature, float]]:
     """(query feature, key feature, coefficient) for one term."""
     if term.by_position is not None:
         p = term.by_position
-        position, squared = (p.position, None), (p.position_squared, None)
+        digits = [(p.position, p.target)] + ([p.low] if p.low else [])
+        entries: list[tuple[Feature, Feature, float]] = [
+            (f, (position, None), 2.0 * a) for position, target in digits for f, a in target.items()]
+        entries += [(CONSTANT, (p.position_squared, None), -1.0)]
+        entries += [(f, CONSTANT, a) for f, a in p.match.items()]
         if p.positions_are_keys:
-            return (
-                [(f, position, 2.0 * a) for f, a in p.target.items()]
-                + [(CONSTANT, squared, -1.0)]
-                + [(f, CONSTANT, a) for f, a in p.match.items()]
-            )
-        return (
-            [(position, f, 2.0 * a) for f, a in p.target.items()]
-            + [(squared, CONSTANT, -1.0)]
-            + [(CONSTANT, f, a) for f, a in p.match.items()]
-        )
+            return entries
+        return [(key, query, a) for query, key, a in entries]
     a = table_matrix(term)
     query_features = [(term.queries, v) for v in term.queries.values] + [CONSTANT]
     key_features = [(term.keys, v) for v in term.keys.values] + [CONSTANT]

@@ -27,7 +27,13 @@ selects (below), where BOS is scored under every key and only the keys' order co
 
 Sure selection: when x is the length plus a position row (position_widths.length_offset), its
 value at position p of a length n is known, and if the target is an index 0..n-1 at every p < n <=
-max_len, the query always has its key: reverse's n - 1 - p.
+max_len, the query always has its key: reverse's n - 1 - p. BOS then sits 2S below the match, and
+the polyline's rounding may take half of that (SURE_MATCH_ERROR).
+
+Float32's rounding of the score itself (match_errors.fits_float32): its terms reach max_len^2
+(a quarter of it centred) while their sum is 1 or at most 0. Where u times their size passes
+SCORE_ROUNDING_ERROR (past max_len 1,024), or a sure match's polyline passes SURE_MATCH_ERROR,
+the match is made digit by digit instead (passes/digit_matches.py), or not at all.
 
 number_match needs x's writer known (a Linear of an attention mean and embeddings, an
 embedding, an attention mean) to bound its error.
@@ -49,18 +55,12 @@ from ..lowering.rewrites import TermSite
 from ..lowering.state import LoweringState
 from ..lowering.views import viewed_number
 from ..ops import Attend, Embed, EmbedSource, HeadKind, Linear, NumericMLP
-from ..primitives.numeric_mlp import interpolation_error, step_error
 from ..selector_terms import PositionMatch, Term
-from ..tolerances import CATEGORICAL_LEAK, NUMBER_MATCH_ERROR, POSITION_MATCH_ERROR, ROUNDINGS
+from ..tolerances import CATEGORICAL_LEAK, NUMBER_MATCH_ERROR, POSITION_MATCH_ERROR, ROUNDINGS, SURE_MATCH_ERROR
 from ..variables import CONSTANT, Var
+from .digit_matches import digit_number_match, digit_term
+from .match_errors import fits_float32, match_columns, polyline_error, precise_enough
 from .position_widths import length_offset
-
-
-PROVEN_PAIRS = 2_000_000
-"""The largest table (key values x query values) scored as a position match. The error bounds of
-_precise_enough and number_match are not yet proven past it (float32 models of reverse and
-shift_by at max_len 2,048 scored this way are wrong); a larger table keeps its plain one-hot
-scoring. Every library program at max_len <= 1,024 is within it."""
 
 
 def causal_term(state: LoweringState, site: TermSite) -> Term | None:
@@ -94,15 +94,13 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
     side is never none), instead of two features per head: `site.shared` holds the sides all the
     heads of a split read alike."""
     term = site.term
-    if term.table.held.size > PROVEN_PAIRS:
-        return None  # the plain table, whose precision the compiler checks
     for positions_are_keys in (True, False):
         positions, other = (term.keys, term.queries) if positions_are_keys else (term.queries, term.keys)
         target = _index_targets(term, positions, other, positions_are_keys, state)
         from_number = target is not None and number_match(state, positions_are_keys, other, target)
         if from_number:
             return Term(term.keys, term.queries, term.table, from_number)
-        if target is not None and _precise_enough(other, target, state):
+        if target is not None and _precise_enough(other, target, state) and _plain_fits(state, target):
             position = position_feature(state, "indices.value", EmbedSource.INDICES, lambda p: p)
             squared = position_feature(state, "indices.value^2", EmbedSource.INDICES, lambda p: p * p)
             match_at = {v: 1 - t ** 2 for v, t in target.items()}
@@ -112,7 +110,19 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
             )
             match = PositionMatch(positions_are_keys, position, squared, *forms)
             return Term(term.keys, term.queries, term.table, match)
+        # digits only where float32 rounds the plain score past its margin: a match the step
+        # errors refuse keeps its one-hot table (a digit match there changed split-keys' choices)
+        by_digits = target is not None and not _plain_fits(state, target) and digit_term(
+            state, positions_are_keys, other, target)
+        if by_digits:
+            return Term(term.keys, term.queries, term.table, by_digits)
     return None
+
+
+def _plain_fits(state: LoweringState, target: Mapping[Any, float]) -> bool:
+    """Whether float32 rounds the uncentred score 2 p t - p^2 + 1 - t^2 within its margin."""
+    positions = range(state.program.max_len)
+    return fits_float32(match_columns(positions, target.values(), [1 - t * t for t in target.values()]))
 
 
 def _line_forms(other: Var, target: dict[Any, int], state: LoweringState,
@@ -132,7 +142,7 @@ def _line_forms(other: Var, target: dict[Any, int], state: LoweringState,
         target[v] < 0 and 0 <= line[v] <= n - 1 and line[v] == int(line[v]) for v in other.values
     ):
         return None
-    if not _precise_enough(other, line, state):
+    if not _precise_enough(other, line, state) or not _plain_fits(state, line):
         return None
     value = (linear_feature(state, f"{other.label}.value", other, float), None)
     square = (linear_feature(state, f"{other.label}.value^2", other, lambda v: float(v) ** 2), None)
@@ -176,24 +186,10 @@ def _index_targets(term: Term, positions: Var, other: Var, positions_are_keys: b
 
 
 def _precise_enough(other: Var, target: Mapping[Any, float], state: LoweringState) -> bool:
-    """Whether float32 can carry target and 1 - target^2 from `other`'s writers exactly enough.
-
-    A step MLP computes each step to numeric_mlp.step_error; a step changes the features by
-    what they change between its two values, and the score (in units of S) weighs target by up
-    to 2n and match by 1. So the score's error is at most step_error times 2n TV(target) +
-    TV(match), the total variations along the step MLP's input values (or, when the steps feed
-    a linear fold in between, the cruder bound of every value's largest weight). The match is
-    kept only while that stays below 1/8 of the S/2 margin; else the one-hot table is used."""
+    """Whether float32 carries target and 1 - target^2 from `other`'s writers exactly enough
+    (match_errors.precise_enough): the score weighs target by up to 2n and match by 1."""
     n = state.program.max_len
-    writer = state.writer[other]
-    if isinstance(writer, NumericMLP):
-        along = [target[writer.fn(p)] for p in writer.input.values]
-        variation = sum(2 * n * abs(b - a) + abs(b * b - a * a) for a, b in zip(along, along[1:]))
-        return step_error(writer.input.values) * variation <= POSITION_MATCH_ERROR
-    sources = [state.writer[v] for v in writer.inputs] if isinstance(writer, Linear) else []
-    amplification = len(target) * max(abs(1 - t * t) + 2 * n * abs(t) for t in target.values())
-    steps = [s for s in sources if isinstance(s, NumericMLP)]
-    return all(step_error(s.input.values) * amplification <= POSITION_MATCH_ERROR for s in steps)
+    return precise_enough(other, [(target, 2 * n), ({v: 1 - t * t for v, t in target.items()}, 1)], state)
 
 
 def number_match(state: LoweringState, positions_are_keys: bool, other: Var, target: dict[Any, int]) -> PositionMatch | None:
@@ -209,10 +205,14 @@ def number_match(state: LoweringState, positions_are_keys: bool, other: Var, tar
     if line is None or error is None or abs(line[0]) * error > NUMBER_MATCH_ERROR:
         return None
     a, b = line
-    c = (state.program.max_len - 1) // 2
+    n = state.program.max_len
+    c = (n - 1) // 2
     sure = positions_are_keys and _surely_matched(state, x, a, b)
     match_values = [1.0 - (a * v + b - c) ** 2 for v in x.values]
-    if not sure and _polyline_error(x.values, match_values) > POSITION_MATCH_ERROR:
+    columns = match_columns(range(-c, n - c), [a * v + b - c for v in x.values], match_values)
+    if not fits_float32(columns) or sure and polyline_error(x.values, match_values) > SURE_MATCH_ERROR:
+        return digit_number_match(state, positions_are_keys, x, line, sure)
+    if not sure and polyline_error(x.values, match_values) > POSITION_MATCH_ERROR:
         return None
 
     def make() -> NumericMLP:
@@ -274,9 +274,3 @@ def _surely_matched(state: LoweringState, x: Var, a: float, b: float) -> bool:
     target = a * (n + np.asarray(offset, dtype=float)[None, :]) + b
     valid = p < n
     return bool(np.all(((target >= 0) & (target <= n - 1) & (target == np.round(target)))[np.broadcast_to(valid, target.shape)]))
-
-
-def _polyline_error(points: tuple[Any, ...], values: list[float]) -> float:
-    """The float32 rounding of the polyline through (points, values), in its better orientation."""
-    encoded = [np.array([v]) for v in values]
-    return min(interpolation_error(points, encoded, rising) for rising in (True, False))

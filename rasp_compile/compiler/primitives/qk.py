@@ -12,9 +12,13 @@ scores.py, so BOS scores S/2 or S + ln c. At the BOS query itself the score of B
 every other key's is 0, so the BOS position reads only itself and its residual stays input-
 independent (assemble.py relies on it). A score that surely selects a key (a sure position
 match, passes/position_selects.number_match) scores BOS at -S instead, below every selected key by more
-than S: it is never the default. The highest score a head can produce stays near S (a width
+than S: it is never the default. A sure digit match (passes/digit_matches.py) scores BOS also
+as a key whose every feature is 0, so that the query's own term (1 - h^2 - l^2, a polyline of
+float32 error up to about 17 at max_len 4,096) shifts BOS with every key of the query: BOS scores
+(m - 1) S, at least S below the match whatever that error. The highest score a head can produce stays near S (a width
 head's at most S + ln 1,024, S + 7), so exponentiating scores without subtracting the row maximum
-cannot overflow float32.
+cannot overflow float32 (but for sure digit matches, which float32's error shifts by up to that
+polyline's error times S: the softmax subtracts the row maximum).
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ def score_weights(score: Score, layout: Layout, sharpness: float, bos_score: flo
     # The BOS column: key feature 1 at BOS only, query feature the constant bos_score; under
     # every key (-S) when the score surely selects a key (a sure position match).
     qk.b_q[-1] = -sharpness if score.always_selects else bos_score - (score.terms - 1) * sharpness
+    if score.bos_as_key:  # BOS also gets what a key with every feature 0 gets: the query's own terms
+        qk.k_bos[:-1] = [column.k.get(CONSTANT, 0.0) for column in score.columns]
     qk.k_bos[-1] = 1.0
     qk.q_bos[-1] = bos_self
     return qk
