@@ -94,7 +94,8 @@ def table_on_arrays(fn: Fn, firsts: Sequence, seconds: Sequence) -> list[list] |
     if fn.on_arrays is None or len(firsts) * len(seconds) < FEWEST_ROWS or not all(
             len(k) == 1 and next(iter(k)) in ARRAY_TYPES for k in kinds):
         return None
-    x, y = (np.array(values, dtype=ARRAY_TYPES[next(iter(k))]) for values, k in zip((firsts, seconds), kinds))
+    x: np.ndarray = np.array(firsts, dtype=ARRAY_TYPES[next(iter(kinds[0]))])
+    y: np.ndarray = np.array(seconds, dtype=ARRAY_TYPES[next(iter(kinds[1]))])
     return _computed(fn, [x[:, None], y[None, :]], (len(firsts), len(seconds)))
 
 

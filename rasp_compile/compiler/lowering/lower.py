@@ -111,13 +111,13 @@ def _sequence_map_op(state: LoweringState, out: Var, fn: Callable[[Any, Any], An
     return TableMLP(out, (first_view, second_view), fn, possible=possible_pairs(state, first_view, second_view))
 
 
-def _table(fn: Callable[[Any, Any], Any], first: Var, second: Var) -> Callable[[], tuple[list[tuple], list[tuple]]]:
+def _table(fn: Callable[[Any, Any], Any], first: Var, second: Var) -> Callable[[], tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]:
     """fn on every pair of `first`'s and `second`'s values, as the table's rows (one per value of
     `first`) and columns: the views' signatures. Computed once, when a view first asks, on arrays
     where that gives every value as fn does (a running mean's hundreds of thousands of values)."""
 
     @cache
-    def rows_and_columns() -> tuple[list[tuple], list[tuple]]:
+    def rows_and_columns() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         rows = table_on_arrays(fn, first.values, second.values) if isinstance(fn, ir.Fn) else None
         if rows is None:
             rows = [[fn(x, y) for y in second.values] for x in first.values]
