@@ -18,7 +18,7 @@ from rasp_compile import ir
 from rasp_compile.element_fn import identity_key, python_value
 from rasp_compile.frontend import parse_program
 from rasp_compile.frontend.infer import infer_value_sets
-from rasp_compile.frontend.lambda_arrays import FEWEST_ROWS, results_on_arrays
+from rasp_compile.frontend.lambda_arrays import FEWEST_ROWS, results_on_arrays, table_on_arrays
 
 from lambda_bodies import bodies, make
 
@@ -64,6 +64,42 @@ def test_arrays_give_the_scalar_value_and_type_or_leave_it(body: str, xs: list, 
         assert_same_as_scalar(fn, rows)
     except RecursionError:
         return
+
+
+ONE_TYPE = st.one_of(st.lists(st.integers(-9, 9), min_size=1, max_size=12), st.lists(st.booleans(), min_size=1, max_size=3),
+                    st.lists(st.one_of(st.sampled_from([0.0, -0.0, 0.5, 1e300, float(2**53)]),
+                                       st.fractions(-4, 4, max_denominator=1024).map(float)), min_size=1, max_size=12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(bodies(("x", "y"), LITERALS, 2), st.one_of(ONE_TYPE, st.lists(VALUES, min_size=1, max_size=6)), ONE_TYPE)
+def test_a_table_on_arrays_holds_the_scalar_value_and_type_of_every_pair_or_is_left(body: str, xs: list, ys: list):
+    """A sequence_map's table (table_on_arrays, the lowering's views): each cell is what the
+    lambda gives on that pair, type included, or there is no table (the lambda fails on a pair,
+    a value is not of the others' type, ...)."""
+    fn = make(f"lambda x, y: {body}")
+    xs = xs * (FEWEST_ROWS // (len(xs) * len(ys)) + 1)  # enough for the arrays to be tried
+    try:
+        table = table_on_arrays(fn, xs, ys)
+    except RecursionError:
+        return
+    if table is None:
+        return
+    assert len(table) == len(xs) and all(len(row) == len(ys) for row in table)
+    for x, row in zip(xs, table):
+        for y, got in zip(ys, row):
+            wanted = scalar(fn, (x, y))
+            assert not isinstance(wanted, Exception), f"{fn.text} answered {got!r} on {(x, y)} where it fails"
+            assert identity_key(got) == identity_key(wanted), (fn.text, (x, y), got, wanted)
+
+
+def test_a_table_of_a_mean_against_a_few_values_is_computed_on_arrays():
+    fn = make("lambda a, c: a * c if a < 0 and c == 2 else -a")
+    means = [k / 64 for k in range(-64, 65)]
+    table = table_on_arrays(fn, means, [0, 1, 2])
+    assert table is not None
+    assert [[identity_key(v) for v in row] for row in table] == [[identity_key(fn.call(a, c)) for c in (0, 1, 2)] for a in means]
+    assert table_on_arrays(fn, means, [0, 1.0, 2]) is None  # an int and a float: value by value
 
 
 @pytest.mark.parametrize("body, xs, expected", [

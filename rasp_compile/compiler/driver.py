@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .. import ir
+from ..collector import collector_paused
 from ..errors import ArgumentError, RaspError, placed_at, recursion_refused
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..runtime.model import Model, validate
@@ -176,7 +177,7 @@ def compile_program(
     enabled = frozenset(OPTIMIZATIONS) - set(disabled)
     if max_len is not None and max_len != program.max_len:
         program = dataclasses.replace(program, max_len=max_len)
-    with recursion_refused(program.output.loc or program.output_loc), placed_at(program.output_loc):
+    with recursion_refused(program.output.loc or program.output_loc), placed_at(program.output_loc), collector_paused():
         if value_sets is None:
             value_sets = infer_value_sets(program)
         model = _model(program, value_sets, enabled, dtype, advise=True)

@@ -195,7 +195,7 @@ def as_decode(op: Op, writers: dict[Var, Op]) -> tuple[Var, list[Any], bool] | N
     NumericMLP, or a numerical line c y + b of such a map's output (which that MLP's own output
     weights write, assemble.py: the same steps or polyline with answers c a + b); else None."""
     if isinstance(op, NumericMLP):
-        return op.input, [op.fn(p) for p in op.input.values], op.interpolated
+        return op.input, op.answers, op.interpolated
     if not (isinstance(op, Linear) and op.out.encoding == ir.NUMERICAL and len(op.weights) == 1):
         return None
     (var, _), row = next(iter(op.weights.items()))
@@ -203,7 +203,7 @@ def as_decode(op: Op, writers: dict[Var, Op]) -> tuple[Var, list[Any], bool] | N
     if not (isinstance(writer, NumericMLP) and var.encoding == ir.NUMERICAL):
         return None
     c, b = sum(row.values()), sum(op.bias.values())
-    return writer.input, [c * float(writer.fn(p)) + b for p in writer.input.values], writer.interpolated
+    return writer.input, [c * float(a) + b for a in writer.answers], writer.interpolated
 
 
 def charged_rounding(op: Op, carried: dict[Var, float], writers: dict[Var, Op], dtype: DTypeLike,

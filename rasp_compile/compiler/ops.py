@@ -69,6 +69,13 @@ class NumericMLP:
     fn: Callable[[Any], Any]
     interpolated: bool = False
 
+    @cached_property
+    def answers(self) -> list[Any]:
+        """fn at each of the input's values, in order (computed once: a running mean has hundreds
+        of thousands of values, and the budget, the error bounds, the precision check and the
+        construction all read them)."""
+        return [self.fn(p) for p in self.input.values]
+
 
 @dataclass(frozen=True, eq=False)
 class GatedMap:

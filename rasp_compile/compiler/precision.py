@@ -149,8 +149,7 @@ def _check(graph: Graph, dtype: DTypeLike) -> list[Margin]:
     margins: list[Margin] = []
     for op in graph.ops:
         if isinstance(op, NumericMLP) and not op.interpolated:
-            answers = [op.fn(p) for p in op.input.values]
-            margins += _steps(op.input, answers, carried, bounds, dtype, reader=op.out)
+            margins += _steps(op.input, op.answers, carried, bounds, dtype, reader=op.out)
         elif isinstance(op, GatedMap) and not op.affine:
             for g in (g for g in op.gate.values if g not in op.interpolated):
                 margins += _steps(op.input, list(op.answers[g]), carried, bounds, dtype, reader=op.out)

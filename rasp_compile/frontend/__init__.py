@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import infer
 from .. import ir
+from ..collector import collector_paused
 from ..errors import ArgumentError, InputError, placed_at, recursion_refused, special_file
 from .lower import MAX_LEN_LIMIT, check_module
 from .parse import parse
@@ -35,7 +36,7 @@ def parse_checked(text: str, filename: str = "<program>", max_len: int | None = 
     if max_len is not None:
         check_max_len(max_len)
     module = parse(text)
-    with recursion_refused(module.statements[-1].loc if module.statements else None):
+    with recursion_refused(module.statements[-1].loc if module.statements else None), collector_paused():
         program = check_module(module, text, filename)
         if max_len is not None:
             program = dataclasses.replace(program, max_len=max_len)

@@ -21,7 +21,7 @@ computed for every element (so a division the short-circuit guards may decline t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -81,8 +81,29 @@ def _by_types(rows: list[tuple]) -> Mapping[tuple, tuple[list | None, list[tuple
 def _group_results(fn: Fn, types: tuple, rows: list[tuple]) -> list | None:
     """fn on each of `rows` (argument `types` alike in every row) as Python values, or None."""
     columns: list[np.ndarray] = [np.array([row[i] for row in rows], dtype=ARRAY_TYPES[kind]) for i, kind in enumerate(types)]
+    return _computed(fn, columns, (len(rows),))
+
+
+def table_on_arrays(fn: Fn, firsts: Sequence, seconds: Sequence) -> list[list] | None:
+    """fn(x, y) for x in `firsts` (rows) and y in `seconds` (columns), computed on arrays: a
+    sequence_map's whole table (a running mean's hundreds of thousands of values against a few),
+    or None when each of `firsts` and `seconds` is not of one Python type (bool, int or float)
+    or the arrays cannot promise every result (the module docstring): then ask value by value.
+    Each result is the very value, type included, that `fn(x, y)` gives."""
+    kinds = [set(map(type, values)) for values in (firsts, seconds)]
+    if fn.on_arrays is None or len(firsts) * len(seconds) < FEWEST_ROWS or not all(
+            len(k) == 1 and next(iter(k)) in ARRAY_TYPES for k in kinds):
+        return None
+    x: np.ndarray = np.array(firsts, dtype=ARRAY_TYPES[next(iter(kinds[0]))])
+    y: np.ndarray = np.array(seconds, dtype=ARRAY_TYPES[next(iter(kinds[1]))])
+    return _computed(fn, [x[:, None], y[None, :]], (len(firsts), len(seconds)))
+
+
+def _computed(fn: Fn, columns: list[np.ndarray], shape: tuple[int, ...]) -> list | None:
+    """fn on the arguments' arrays `columns` (broadcast to `shape`) as nested lists of Python
+    values, or None where the arrays cannot promise them."""
     on_arrays = fn.on_arrays
-    assert on_arrays is not None  # results_on_arrays asks only then
+    assert on_arrays is not None  # asked only then
     with np.errstate(all="ignore"):
         try:
             held = on_arrays(*map(_checked, columns))
@@ -92,7 +113,7 @@ def _group_results(fn: Fn, types: tuple, rows: list[tuple]) -> list | None:
         return None
     if held.dtype.kind == "f" and not np.isfinite(held).all():  # calls refuse it (element_fn.NotFinite)
         return None
-    return np.broadcast_to(held, (len(rows),)).tolist()  # a lambda of no parameter is one value
+    return np.broadcast_to(held, shape).tolist()  # a lambda of no parameter is one value
 
 
 def array_closure(expr: syntax_tree.Argument) -> Callable[[dict], np.ndarray] | None:

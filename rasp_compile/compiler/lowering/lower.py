@@ -23,12 +23,14 @@ later (passes/dead_ops.py).
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 from collections.abc import Callable
 
 from ... import ir
 from ...frontend.cooccurrence import meeting_only
 from ...frontend.infer import ValueSets, nullable_sops
+from ...frontend.lambda_arrays import table_on_arrays
 from ..naming import sop_label
 from ..ops import Attend, Embed, EmbedSource, Graph, HeadKind, NumericMLP, Op, TableMLP, plain_readout
 from ..primitives.selector_width import bos_shares, bos_weight, width_from_share
@@ -103,9 +105,25 @@ def _sequence_map_op(state: LoweringState, out: Var, fn: Callable[[Any, Any], An
     if op is not None:
         return op
     check_pair_limit(where, first, second)  # the views and the table ask about every pair
-    first_view = categorical_view(state, first, lambda x: tuple(fn(x, y) for y in second.values))
-    second_view = categorical_view(state, second, lambda y: tuple(fn(x, y) for x in first.values))
+    table = _table(fn, first, second)
+    first_view = categorical_view(state, first, lambda x: table()[0][first.position[x]])
+    second_view = categorical_view(state, second, lambda y: table()[1][second.position[y]])
     return TableMLP(out, (first_view, second_view), fn, possible=possible_pairs(state, first_view, second_view))
+
+
+def _table(fn: Callable[[Any, Any], Any], first: Var, second: Var) -> Callable[[], tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]:
+    """fn on every pair of `first`'s and `second`'s values, as the table's rows (one per value of
+    `first`) and columns: the views' signatures. Computed once, when a view first asks, on arrays
+    where that gives every value as fn does (a running mean's hundreds of thousands of values)."""
+
+    @cache
+    def rows_and_columns() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        rows = table_on_arrays(fn, first.values, second.values) if isinstance(fn, ir.Fn) else None
+        if rows is None:
+            rows = [[fn(x, y) for y in second.values] for x in first.values]
+        return [tuple(row) for row in rows], list(zip(*rows))
+
+    return rows_and_columns
 
 
 def _aggregate_op(state: LoweringState, node: ir.Aggregate, out: Var) -> Op:

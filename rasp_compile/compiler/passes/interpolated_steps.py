@@ -88,7 +88,7 @@ def _decode_window(op: NumericMLP, head: Attend, readers: list[Op], carried: dic
         return None
     tolerance = INTERPOLATED_SCORE_ERROR / max(max(bounds), 1e-12)
     points = op.input.values
-    encoded = [_one_hot(op.out, op.fn(p)) for p in points]
+    encoded = [_one_hot(op.out, a) for a in op.answers]
     rounding = min(interpolation_error(points, encoded, rising) for rising in (True, False))
     if rounding > tolerance / 2:
         return None
@@ -162,7 +162,7 @@ def _interpolation_is_closer(op: NumericMLP) -> bool:
     """For a numerical answer: whether the polyline's float32 error, plus its input's leak
     (CATEGORICAL_LEAK) times its steepest slope, is below the flat steps' rounding."""
     points = op.input.values
-    answers = [float(op.fn(p)) for p in points]
+    answers = [float(a) for a in op.answers]
     encoded = [np.array([a]) for a in answers]
     rounding = min(interpolation_error(points, encoded, rising) for rising in (True, False))
     steepest = float(np.max(np.abs(np.diff(answers)) / np.diff(np.asarray(points, dtype=float)), initial=0.0))

@@ -44,7 +44,7 @@ from .pieces import MLP
 
 def step_mlp(op: NumericMLP, layout: Layout) -> MLP:
     points = op.input.values
-    answers = [op.fn(p) for p in points]
+    answers = op.answers
     vectors = {a: layout.vector(op.out.encode(a)) for a in dict.fromkeys(answers)}  # often few, for many points
     encoded = [vectors[a] for a in answers]
     x_dim = layout.dims(op.input)[0]
@@ -211,7 +211,7 @@ def _roundings(points: tuple[float, ...], kinks: tuple[np.ndarray, np.ndarray], 
 def _samples(op: NumericMLP, layout: Layout) -> tuple[tuple[float, ...], list[np.ndarray], int]:
     """The input values, the residual vector each must produce, and the input's dimension."""
     points = op.input.values
-    return points, [layout.vector(op.out.encode(op.fn(p))) for p in points], layout.dims(op.input)[0]
+    return points, [layout.vector(op.out.encode(a)) for a in op.answers], layout.dims(op.input)[0]
 
 
 def _kinks(points: tuple[float, ...], encoded: list[np.ndarray], rising: bool) -> tuple[np.ndarray, np.ndarray]:
