@@ -10,8 +10,6 @@ from rasp_compile.compiler.lowering.scores import score_columns, shared_block
 from rasp_compile.compiler.lowering.selectors import normalize_selector
 from rasp_compile.compiler.passes import position_selects
 from rasp_compile.compiler.selector_terms import SelectorSpec
-from rasp_compile.frontend import parse_program
-from rasp_compile.testing.differential import assert_agree, every_input
 
 from tiny import lowering_of
 
