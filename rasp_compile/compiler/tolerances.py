@@ -165,10 +165,12 @@ def needed_gap(n_keys: int, tolerated_leak: float) -> float:
 def smallest_gap(values: Iterable[Any]) -> float:
     """The smallest distance between two of the (numeric) values; 1 when there is one value."""
     ordered = distinct_sorted(values)
-    return float(np.diff(ordered).min()) if len(ordered) > 1 else 1.0
+    with np.errstate(over="ignore"):  # inf, as Python's own subtraction of two huge floats gives
+        return float(np.diff(ordered).min()) if len(ordered) > 1 else 1.0
 
 
 def spread(values: Iterable[Any]) -> float:
     """The largest distance between two of the (numeric) values; 1 when they are all equal."""
     ordered = floats(values)
-    return float(ordered.max() - ordered.min()) or 1.0
+    with np.errstate(over="ignore"):  # inf, as Python's own subtraction of two huge floats gives
+        return float(ordered.max() - ordered.min()) or 1.0
