@@ -54,8 +54,8 @@ def test_a_head_over_4096_positions_answers_as_the_interpreter_on_the_longest_in
 
 @pytest.mark.parametrize("name, max_len, lengths, expected", [
     ("length", 4_096, (4_096, 4_095), lambda tokens: [len(tokens)] * len(tokens)),
-    # reverse's float32 model at 2,048, when the checker let it through, answered wrong on these
-    # lengths (not on 2,048): past 1,024 a select of positions on positions is refused for now
+    # reverse's float32 model at 2,048 scored by the plain position match answered wrong on these
+    # lengths (not on 2,048): past 1,024 its index is matched digit by digit
     ("reverse", 2_048, (2_047, 1_025), lambda tokens: tokens[::-1]),
 ])
 def test_float32_past_1024_is_exact_or_refused_with_a_located_error(name, max_len, lengths, expected):
