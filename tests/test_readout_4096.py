@@ -19,6 +19,7 @@ from rasp_compile.compiler.passes.position_widths import mean_index_centre
 from rasp_compile.compiler.tolerances import NEAREST_VALUE_ROUNDING_SHARE
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.prediction import encode, predict
+from rasp_compile.tools.interpret import evaluate_batch
 
 PROGRAMS = Path(__file__).parent.parent / "programs"
 LONGEST = 4_096
@@ -94,3 +95,17 @@ def test_the_length_at_4096_counts_with_a_centred_index_float32_sums_within_its_
         trace = rc.trace(model, tokens)
         error = np.abs(_column(trace, "output.value (centred)") - (len(tokens) - 2048.5)).max()
         assert error <= step["bound"] <= step["tolerance"]
+
+
+@pytest.mark.slow
+def test_a_rounded_copy_read_by_centred_digits_gives_every_value_its_own_class():
+    """paren_depth at 2,048: round(depth) takes 4,097 classes (centred digits), and depth's values are
+    its classes but for float rounding (2.9999999999999996 for 3), more values than classes: the
+    high digit's MLP maps each value to its own class's digit (it once failed at 61.0). Exact at
+    the deepest and shallowest inputs."""
+    program = dataclasses.replace(load_program(PROGRAMS / "paren_depth.rasp"), max_len=2_048)
+    model = compile_program(program, dtype=np.float32)
+    rng = random.Random(3)
+    inputs = [["("] * 2_048, [")"] * 2_048, ["("] * 1_024 + [")"] * 1_024,
+              [rng.choice("()") for _ in range(2_047)]]
+    assert predict(model, inputs) == evaluate_batch(program, inputs)

@@ -161,7 +161,8 @@ def two_digit_readout(graph: Graph, writer: NumericMLP, number: Var, centred: Li
     high = Var(fresh_label(f"{number.label}.high", graph.labels), ir.NUMERICAL, tuple(sorted(set(a.tolist()))), loc=number.loc)
     rank = {c: k for k, c in enumerate(classes)}
     if centred is not None and writer.input is number:  # a copy: read the centred number, so the plain one is dead
-        high_at = dict(zip(centred.out.values, a.tolist()))
+        # each value's own class (a copy but for rounding has more values than classes)
+        high_at = {x: int(a[rank[writer.fn(v)]]) for x, v in zip(centred.out.values, number.values, strict=True)}
         digit = NumericMLP(high, centred.out, high_at.__getitem__)
     else:
         digit = NumericMLP(high, writer.input, lambda x: int(a[rank[writer.fn(x)]]))
