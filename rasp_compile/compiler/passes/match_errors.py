@@ -55,7 +55,7 @@ def precise_enough(other: Var, columns: Sequence[tuple[Mapping[Any, float], floa
     kept only while that stays below POSITION_MATCH_ERROR (1/8 of the S/2 margin)."""
     writer = state.writer[other]
     if isinstance(writer, NumericMLP):
-        along = [writer.fn(p) for p in writer.input.values]
+        along = writer.answers
         variation = sum(
             sum(weight * abs(feature[b] - feature[a]) for feature, weight in columns)
             for a, b in zip(along, along[1:])
