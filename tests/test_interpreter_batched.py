@@ -180,8 +180,9 @@ def test_a_memo_kept_between_calls_serves_every_length_and_stays_bounded(monkeyp
                                       ir.tokens), max_len=6)
     memo: dict = {}
     inputs = [[1, 2, 3], [3, 1], [2, 2, 2, 1, 3, 3], [1]]
-    assert [evaluate_batch(program, [tokens], memo)[0] for tokens in inputs] == evaluate_each(program, inputs)
+    outputs = [evaluate_batch(program, [tokens], memo)[0] for tokens in inputs]
     assert len(memo) == 1 and len(calls) == 6 * 6  # one table, indices 0..5 by 0..5, for every length
+    assert outputs == evaluate_each(program, inputs)
     monkeypatch.setattr(batched, "MEMO_CELLS", 10)
     evaluate_batch(program, inputs, memo)
     assert len(memo) == 1  # emptied, then this call's table
@@ -213,6 +214,23 @@ def test_a_predicate_failing_on_values_that_never_meet_in_one_input_is_not_calle
     assert evaluate_batch(program, [[3, 3], [1, 1, 2]]) == [[2, 2], [2, 2, 1]]
     with pytest.raises(RaspValueError, match="fails on key 3, query 1"):
         evaluate_batch(program, [[3, 3], [3, 1]])
+
+
+def test_a_predicate_lambda_whose_results_are_not_bools_is_read_as_the_reference_reads_it():
+    """The table of a lambda predicate is filled by calling it directly where every result of a
+    key's row is a bool; a row with another result (a number, a nan, a tuple) goes through
+    `ir.Select.holds`, as the reference does, so the two agree on what it selects or refuses."""
+    def number(k, q):
+        return k - q  # truthy where k != q
+    def nan_on_three(k, q):
+        return float("nan") if k == 3 else k == q
+    for predicate in (number, nan_on_three):
+        selector = ir.Select(ir.tokens, ir.tokens, ir.Fn(predicate, f"lambda k, q: {predicate.__name__}"))
+        program = program_of(ir.SelectorWidth(selector))
+        same_as_reference(program, [[1, 2, 2], [2], [1, 1]])
+        same_as_reference(program, [[3, 1], [1, 3, 3]])
+    assert evaluate_batch(program_of(ir.SelectorWidth(ir.Select(ir.tokens, ir.tokens, ir.Fn(number, "n")))),
+                          [[1, 2, 2]]) == [[2, 1, 1]]
 
 
 def test_an_ordering_of_values_that_never_meet_in_one_input_is_not_tried_on_them():

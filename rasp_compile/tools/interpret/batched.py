@@ -281,6 +281,10 @@ def _predicate_tables(node: ir.Select, keys: list, queries: list, memo: Memo) ->
         holds[1:, 1:] = compared
     else:
         for k, key_value in enumerate(keys[1:], start=1):
+            row = _lambda_row(node.predicate, key_value, queries[1:])
+            if row is not None:
+                holds[k, 1:] = row
+                continue
             for q, query_value in enumerate(queries[1:], start=1):
                 try:
                     holds[k, q] = node.holds(key_value, query_value)
@@ -290,6 +294,22 @@ def _predicate_tables(node: ir.Select, keys: list, queries: list, memo: Memo) ->
         memo.clear()
     memo[key] = (holds, failed)
     return holds, failed
+
+
+def _lambda_row(predicate: str | ir.Fn, key, queries: list) -> list[bool] | None:
+    """The predicate's lambda on (key, query) for every query, called directly, not through the
+    Fn's memo: a table of max_len^2 pairs (16.8M at 4,096) would fill the memo with as many
+    entries, many GB, where the table itself is 16.8 MB. None when the predicate is a comparison,
+    when some call raises or when some result is not a bool: then each pair goes through
+    `ir.Select.holds`, which checks and reports results as everywhere else."""
+    if isinstance(predicate, str):
+        return None
+    call = predicate.call
+    try:
+        row = [call(key, query) for query in queries]
+    except Exception:  # the user's lambda fails on some pair: found pair by pair
+        return None
+    return row if all(type(result) is bool for result in row) else None
 
 
 COMPARISON_UFUNCS = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
