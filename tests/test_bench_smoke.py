@@ -134,6 +134,18 @@ def test_a_program_the_checker_accepts_and_the_budget_refuses_is_refused_not_cra
     assert fuzz.check_program(1, 0).status == "crashed"  # any other error of an accepted program is a finding
 
 
+def test_program_153_of_seed_1_at_max_len_16_is_refused_by_the_budget_from_its_joints():
+    """The checker accepts it; its selector's combined key of 8,432 values (and query of 544)
+    alone make any model holding them too large to assemble, and the budget says so before the
+    score of their 4.6 million pairs is factored (which took over 10 CPU s before the refusal)."""
+    outcome = fuzz.check_program(1, 153, max_len=16)
+    assert outcome.status == "refused"
+    assert outcome.detail.startswith("RaspSizeError: the model would need at least ")
+    assert ("the combined key of the one-hot of 'selector_width(select(length, length, λ))', "
+            "'sequence_map(length, indices)', 'indices', one dimension per combination of their values, takes "
+            "8,432 residual dimensions") in outcome.detail
+
+
 @pytest.mark.slow
 def test_scale_past_1024_checks_inputs_of_the_longest_lengths(tmp_path):
     """length at max_len 2,048: its row past 1,024 says float32's verdict on 2 inputs of 2,047 and
