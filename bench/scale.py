@@ -23,6 +23,9 @@ one "cell", measured by a worker process (bench/scale_cell.py, one JSON line per
                                      and a numerical answer's largest error, or the located refusal;
                                      float64 is compiled and checked where float32 is refused for
                                      precision or is not exact
+  float64 weights cast to float32    the float64 model's weights cast to float32, on the same inputs: a
+                                     numerical answer's largest error, or "exact" or the share of
+                                     positions that agreed
 
 Samples shrink with max_len (`plan`; a sequence of length n costs at least n times more):
   max_len <= 64        `--samples` (2,000) inputs of lengths 1..max_len, a forward batch of `--batch`

@@ -46,13 +46,14 @@ def comparison_table(cells: list[dict]) -> Table:
     return Table("ours vs tracr", columns, rows)
 
 
-LONG_COLUMNS = ["program", "max_len", "layers", "params", "growth", "compile CPU s", "float32", "float64"]
+LONG_COLUMNS = ["program", "max_len", "layers", "params", "growth", "compile CPU s", "float32", "float64",
+                "float64 weights cast to float32"]
 
 
 def long_table(cells: list[dict]) -> Table:
     """The cells past max_len 1,024: growth is params over those at 1,024 (of the model each cell
     built, float32 or else float64); float64 is compiled only where float32 is refused for
-    precision or not exact."""
+    precision or not exact, and its weights cast to float32 are run on the same inputs."""
     rows = []
     for cell in (c for c in cells if c["max_len"] > CONTEXT):
         built = cell if "params" in cell else cell.get("float64", {})
@@ -62,7 +63,8 @@ def long_table(cells: list[dict]) -> Table:
         rows.append([cell["program"], f"{cell['max_len']:,}", shown({"status": "-", **built}, "layers", "d"),
                      f"{built['params']:,}{marked}" if "params" in built else "-", growth,
                      shown({"status": "-", **built}, "compile_cpu_s", ".1f"),
-                     exactness(cell, cell), exactness(cell.get("float64"), cell)])
+                     exactness(cell, cell), exactness(cell.get("float64"), cell),
+                     cast_exactness(cell.get("float64", {}).get("cast_to_float32"))])
     return Table(f"past max_len {CONTEXT:,}: exact in float32, float64 where float32 is not", LONG_COLUMNS, rows)
 
 
@@ -81,3 +83,13 @@ def exactness(figures: dict | None, cell: dict) -> str:
         return f"exact {on}"
     error = f", largest error {figures['max_error']:.2g}" if "max_error" in figures else ""
     return f"{figures['accuracy']:.2f}% of positions{error} {on}"
+
+
+def cast_exactness(figures: dict | None) -> str:
+    """The float64 weights cast to float32, on the float64 column's inputs: a numerical answer's
+    largest error (what a float32 model of that construction measures, exact or not), or "exact",
+    or the share of positions that agreed; "-" where float64 was not compiled or no input was checked."""
+    if figures is None or figures["accuracy"] is None:
+        return "-"
+    share = "exact" if figures["accuracy"] == 100.0 else f"{figures['accuracy']:.2f}% of positions"
+    return f"largest error {figures['max_error']:.2g} ({share})" if "max_error" in figures else share

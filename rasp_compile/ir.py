@@ -318,12 +318,21 @@ length = Length(label="length")
 
 def numerical(sop: SOp) -> SOp:
     """The same s-op, numerically encoded (a new node; `sop` is left as it is)."""
-    return _copy_with(sop, encoding=NUMERICAL)
+    return _encoded(sop, NUMERICAL)
 
 
 def categorical(sop: SOp) -> SOp:
     """The same s-op, categorically encoded (a new node; `sop` is left as it is)."""
-    return _copy_with(sop, encoding=CATEGORICAL)
+    return _encoded(sop, CATEGORICAL)
+
+
+def _encoded(sop: SOp, encoding: str) -> SOp:
+    """A copy of `sop` with `encoding`; anything but an s-op is refused: a selector has no
+    encoding (nothing would read one), nor has a constant."""
+    if not isinstance(sop, SOp):
+        what = "a selector" if isinstance(sop, Selector) else f"{type(sop).__name__} {sop!r}"
+        raise ArgumentTypeError(f"{encoding} expects an s-op, got {what}: only s-ops have an encoding")
+    return _copy_with(sop, encoding=encoding)
 
 
 @dataclass(eq=False)

@@ -150,15 +150,18 @@ def sop_not(sop: ir.SOp) -> ir.SOp:
 
 def annotate(expr: ir.Expression, **annotations) -> ir.Expression:
     """A copy of `expr` with a `name` and, for an s-op, an `encoding` (an `Encoding` or its
-    value); these are the only annotations the compiler reads, so any other is refused."""
+    value); these are the only annotations the compiler reads, so any other is refused, and so is
+    an encoding of a selector, which nothing would read (tracr's compiler reads s-ops' alone)."""
     unknown = set(annotations) - {"name", "encoding"}
     if unknown:
         raise ArgumentTypeError(f"annotate takes name= and encoding=, not {', '.join(sorted(unknown))}=")
+    if "encoding" in annotations and not isinstance(expr, ir.SOp):
+        raise ArgumentTypeError("annotate's encoding= is for an s-op; a selector has no encoding (annotate the "
+                                "s-ops it compares, or the aggregate that reads it)")
     new = expr.named(annotations["name"]) if "name" in annotations else expr
     if "encoding" in annotations:
-        encoding = Encoding(annotations["encoding"])
-        sop = cast(ir.SOp, new)  # a selector is copied as it is, with an `encoding` attribute nothing reads
-        new = numerical(sop) if encoding is Encoding.NUMERICAL else categorical(sop)
+        sop = cast(ir.SOp, new)
+        new = numerical(sop) if Encoding(annotations["encoding"]) is Encoding.NUMERICAL else categorical(sop)
     return new
 
 

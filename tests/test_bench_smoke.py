@@ -3,26 +3,34 @@
 Both scripts run as the user runs them (new processes, side by side to keep the test fast): the
 fuzz on 5 generated programs, the scale bench on programs/aab.rasp at max_len 5 with a tiny sample,
 writing into a temporary directory. The figures are checked against the library computed here.
-Apart, the scale bench on programs/length.rasp at max_len 2,048 (a cell past 1,024).
+Apart, the scale bench on programs/length.rasp at max_len 2,048 (a cell past 1,024), and its
+worker on programs/frac_prevs.rasp at 2,048, where float32 is refused and float64 measured.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import random
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rasp_compile.compiler import compile_program
+from rasp_compile.compiler.assemble import cast_to
 from rasp_compile.errors import RaspSizeError, RaspValueError
 from rasp_compile.tools.flops import count_flops
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.model import n_nonzero, n_params
+from rasp_compile.runtime.prediction import predict
+from rasp_compile.tools.interpret import evaluate_batch
 
 import fuzz  # bench/fuzz.py: bench/ is on the tests' path (pyproject.toml)
+import scale_cell  # bench/scale_cell.py
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ_PROGRAMS = 5
@@ -126,6 +134,18 @@ def test_a_program_the_checker_accepts_and_the_budget_refuses_is_refused_not_cra
     assert fuzz.check_program(1, 0).status == "crashed"  # any other error of an accepted program is a finding
 
 
+def test_program_153_of_seed_1_at_max_len_16_is_refused_by_the_budget_from_its_joints():
+    """The checker accepts it; its selector's combined key of 8,432 values (and query of 544)
+    alone make any model holding them too large to assemble, and the budget says so before the
+    score of their 4.6 million pairs is factored (which took over 10 CPU s before the refusal)."""
+    outcome = fuzz.check_program(1, 153, max_len=16)
+    assert outcome.status == "refused"
+    assert outcome.detail.startswith("RaspSizeError: the model would need at least ")
+    assert ("the combined key of the one-hot of 'selector_width(select(length, length, λ))', "
+            "'sequence_map(length, indices)', 'indices', one dimension per combination of their values, takes "
+            "8,432 residual dimensions") in outcome.detail
+
+
 @pytest.mark.slow
 def test_scale_past_1024_checks_inputs_of_the_longest_lengths(tmp_path):
     """length at max_len 2,048: its row past 1,024 says float32's verdict on 2 inputs of 2,047 and
@@ -144,3 +164,22 @@ def test_scale_past_1024_checks_inputs_of_the_longest_lengths(tmp_path):
         assert f"| {verdict}" in row and "on 2 inputs of 2,047..2,048 tokens" in row
         assert "cold_runs" not in cell  # past 1,024 the compile CPU seconds are the figure
     assert (tmp_path / "scale.svg").read_text().startswith("<svg ")
+
+
+@pytest.mark.slow
+def test_scale_cell_measures_the_float64_weights_cast_to_float32(capsys):
+    """frac_prevs at max_len 2,048: float32 is refused for precision, so the worker's float64 stage
+    runs, and beside the float64 model's accuracy it reports that of its weights cast to float32 on
+    the same inputs, whose largest error is measured here again."""
+    path = ROOT / "programs" / "frac_prevs.rasp"
+    scale_cell.main([str(path), "2048", "--samples", "2", "--batch", "1", "--runs", "1", "--longest"])
+    refusal, stage = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert refusal["refusal"] == "RaspPrecisionError"
+    float64, cast = stage["float64"], stage["float64"]["cast_to_float32"]
+    program = dataclasses.replace(load_program(path), max_len=2048)
+    inputs = scale_cell.sampled_inputs(program, 2, True, random.Random(0))  # the worker's, --seed 0
+    model = cast_to(compile_program(program, dtype=np.float64), np.float32)
+    pairs = zip(predict(model, inputs), evaluate_batch(program, inputs))
+    assert cast["max_error"] == max(abs(float(g) - float(e)) for got, want in pairs for g, e in zip(got, want))
+    assert cast["positions"] == float64["positions"] == 2048 + 2047
+    assert float64["max_error"] < 1e-9 < cast["max_error"]  # float32's roundings show once cast

@@ -1,7 +1,7 @@
 """bench/scale_tables.py on made-up cells: a cell without a model says why in one short line (the
 refusal's location and first clause, not "error"), and the cells past max_len 1,024 show float32's
-and float64's exactness with the measured error; scale.py does not try a cell that would surely
-run out of time."""
+and float64's exactness with the measured error, and that of float64's weights cast to float32;
+scale.py does not try a cell that would surely run out of time."""
 
 from __future__ import annotations
 
@@ -27,14 +27,23 @@ def test_past_1024_float32_and_float64_are_shown_side_by_side():
     base = {"program": "p", "max_len": 1024, "status": "ok", "params": 100}
     wrong = {"program": "p", "max_len": 4096, "status": "ok", "layers": 2, "params": 450, "compile_cpu_s": 12.0,
              "accuracy": 97.5, "max_error": 3.1e-5, "inputs": 8, "skipped": 0, "lengths": [4089, 4096],
-             "float64": {"accuracy": 100.0, "inputs": 8, "skipped": 0, "lengths": [4089, 4096], "params": 450}}
+             "float64": {"accuracy": 100.0, "inputs": 8, "skipped": 0, "lengths": [4089, 4096], "params": 450,
+                         "cast_to_float32": {"accuracy": 100.0, "max_error": 4.7e-6}}}
     refused = {"program": "q", "max_len": 2048, "status": "refused", "refused": REFUSAL}
     table = scale_tables.long_table([base, wrong, refused])
     assert table.rows[0] == ["p", "4,096", "2", "450", "4.50x", "12.0",
                              "97.50% of positions, largest error 3.1e-05 on 8 inputs of 4,089..4,096 tokens",
-                             "exact on 8 inputs of 4,089..4,096 tokens"]
+                             "exact on 8 inputs of 4,089..4,096 tokens", "largest error 4.7e-06 (exact)"]
     assert table.rows[1][6].startswith("refused: sort.rasp:9:10: the model would need")
-    assert table.rows[1][7] == "not tried (refused, not for precision)"
+    assert table.rows[1][7:] == ["not tried (refused, not for precision)", "-"]
+
+
+def test_float64_weights_cast_to_float32_show_their_error_or_share():
+    cast = scale_tables.cast_exactness
+    assert cast({"accuracy": 99.5, "max_error": 3.1e-5}) == "largest error 3.1e-05 (99.50% of positions)"
+    assert cast({"accuracy": 100.0}) == "exact"  # a categorical answer: no error to show
+    assert cast({"accuracy": 87.25}) == "87.25% of positions"
+    assert cast({"accuracy": None}) == cast(None) == "-"  # no input checked; float64 not compiled
 
 
 def test_a_cell_that_would_surely_run_out_of_time_is_not_tried():

@@ -120,6 +120,21 @@ def test_named_numerical_and_categorical_return_new_nodes():
         rasp.annotate(base, color="red")
 
 
+def test_an_encoding_is_refused_for_a_selector_which_nothing_would_read_it_from():
+    """tracr encodes s-ops only; a copy of a selector carrying an encoding would compile as the
+    selector does, whatever the encoding said."""
+    select = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)
+    with pytest.raises(TypeError, match="annotate's encoding= is for an s-op; a selector has no encoding"):
+        rasp.annotate(select, encoding=rasp.Encoding.NUMERICAL)
+    for encode in (rasp.numerical, rasp.categorical):
+        with pytest.raises(TypeError, match=f"{encode.__name__} expects an s-op, got a selector"):
+            encode(select)
+    named = rasp.annotate(select, name="same")  # a name is any expression's
+    assert named is not select and named.label == "same" and select.label is None
+    width = rasp.numerical(rasp.SelectorWidth(named))
+    assert rasp.evaluate(width, [1, 2, 1]) == [2, 1, 2]
+
+
 def test_map_simplifies_like_tracr_unless_asked_not_to():
     inner = rasp.Map(lambda x: x + 1, rasp.tokens)
     outer = rasp.Map(lambda x: x * 2, inner)

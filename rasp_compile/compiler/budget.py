@@ -17,11 +17,18 @@ gigabytes of memory. Before the graph is even built, `check_vocab_budget` refuse
 layout can save: wte alone is vocab x d_model and the read-out classes x d_model, with d_model
 at least either (a 40,000-token vocab took 23 s and a 13 GB identity read-out before). The arrays
 assemble builds before prune, in float64, are held to ASSEMBLY_PARAMETERS the same way.
+
+While the graph is built, a selector whose joints (one dimension and one hidden unit per
+combination of their parts' values) alone pass ASSEMBLY_PARAMETERS, with the head reading them,
+is not scored (a score over millions of pairs takes many seconds): `check_unbuilt_scores` refuses
+the graph when such a head is still in it after the passes, with the bound in the message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
+from typing import TypeGuard
 
 from .. import ir
 from ..errors import Loc, RaspSizeError
@@ -29,6 +36,7 @@ from ..frontend.infer import ValueSets
 from .primitives.gated_map import hidden_units
 from .layout import Layout
 from .ops import Attend, GatedMap, Graph, Linear, NumericMLP, TableMLP, op_inputs
+from .selector_terms import StandInScore
 from .variables import Var
 
 MAX_PARAMETERS = 100_000_000
@@ -60,7 +68,11 @@ def check_budget(graph: Graph, layout: Layout, pruned: bool = True) -> None:
     assembled = parameter_estimate(graph, layout, pruned=False)
     if assembled > ASSEMBLY_PARAMETERS:
         raise _too_large(graph.program, assembled, layout.d_model, widest=_widest(graph, layout, False),
-                         limit=ASSEMBLY_PARAMETERS, stage="as assembled, before prune drops what only folded maps read, ")
+                         limit=ASSEMBLY_PARAMETERS, stage=ASSEMBLED)
+
+
+ASSEMBLED = "as assembled, before prune drops what only folded maps read, "
+"""The refusal's stage when the arrays assemble builds pass ASSEMBLY_PARAMETERS."""
 
 
 def kept_variables(graph: Graph, pruned: bool = True) -> list[Var]:
@@ -115,12 +127,52 @@ def _widest(graph: Graph, layout: Layout, pruned: bool = True) -> tuple[str, int
 
 
 def _joint_parts(op: object) -> list[str]:
-    """The labels of the variables a joint variable (lowering/features.joint, the one table over
-    none too) is the tuple of, when `op` writes one; else none. (Read from the table, not from
-    the joint's label: a label may hold commas itself, as an unnamed s-op's expression does.)"""
-    if isinstance(op, TableMLP) and op.covers_none and len(op.inputs) > 1:
-        return [part.label for part in op.inputs]
-    return []
+    """The labels of the variables a joint variable is the tuple of, when `op` writes one (is_joint);
+    else none. (Read from the table, not from the joint's label: a label may hold commas itself, as
+    an unnamed s-op's expression does.)"""
+    return [part.label for part in op.inputs] if is_joint(op) else []
+
+
+def is_joint(op: object) -> TypeGuard[TableMLP]:
+    """Whether `op` writes a joint variable (lowering/features.joint): the one table over several
+    variables, none included."""
+    return isinstance(op, TableMLP) and op.covers_none and len(op.inputs) > 1
+
+
+def joints_lower_bound(program: ir.Program, joints: Sequence[TableMLP]) -> int:
+    """A lower bound of parameter_estimate(graph, layout, pruned=False) for any graph of `program`
+    that holds the ops `joints` (is_joint) and a head: d_model counts at least their dimensions and
+    BOS's, and the columns at least the embeddings' vocab + max_len + 1, each joint's 2 per hidden
+    unit (one per combination of its inputs' values: a joint's table covers them all) and the
+    head's 3 x (its columns + 1) + d_model >= 3 + d_model. Every other op only adds to either."""
+    d_model = 1 + sum(len(op.out.dim_labels) for op in joints)
+    units = sum(prod(len(part.domain) for part in op.inputs) for op in joints)
+    return d_model * (len(program.vocab) + program.max_len + 1 + 2 * units + 3 + d_model)
+
+
+def unbuilt_heads(graph: Graph) -> list[Attend]:
+    """The heads of `graph` whose score was left unbuilt (selector_terms.StandInScore)."""
+    return [op for op in graph.ops if isinstance(op, Attend) and isinstance(op.score, StandInScore)]
+
+
+def check_unbuilt_scores(graph: Graph) -> None:
+    """Raise check_budget's refusal of the model as assembled when a head of `graph` whose score
+    was left unbuilt (selector_terms.StandInScore) reads joints that alone bound it past
+    ASSEMBLY_PARAMETERS (joints_lower_bound): the graph with every score built holds the same
+    joints and head (passes drop no op that something reads, and the unbuilt score reads what the
+    built one would), so check_budget would refuse it, after building a score of millions of pairs.
+    At the widest of those joints, as check_budget's refusal points at it."""
+    writers = graph.writers()
+    for op in unbuilt_heads(graph):
+        joints = [writer for writer in map(writers.get, op.score.reads()) if is_joint(writer)]
+        estimate = joints_lower_bound(graph.program, joints)
+        if joints and estimate > ASSEMBLY_PARAMETERS:
+            widest = max(joints, key=lambda joint: len(joint.out.dim_labels))
+            what = (f"the combined key of {', '.join(map(_shown, _joint_parts(widest)))}, one dimension per "
+                    f"combination of their values,")
+            raise _too_large(graph.program, estimate, 1 + sum(len(j.out.dim_labels) for j in joints),
+                             bound="at least", widest=(what, len(widest.out.dim_labels), widest.out.loc),
+                             limit=ASSEMBLY_PARAMETERS, stage=ASSEMBLED)
 
 
 def _shown(label: str) -> str:
@@ -148,8 +200,8 @@ def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "a
     width = f"{d_model:,}" if bound == "about" else f"{bound} {d_model:,}"  # a layout's is exact
     why = "the s-ops' value sets are too large"
     if widest is not None:
-        why = (f"each value set is within the checker's limits, but {widest[0]} takes {widest[1]:,} of "
-               f"the {d_model:,} residual dimensions")
+        of = f"of the {d_model:,} " if bound == "about" else ""
+        why = f"each value set is within the checker's limits, but {widest[0]} takes {widest[1]:,} {of}residual dimensions"
     return RaspSizeError(
         f"the model would need {bound} {estimate:,} parameters (d_model {width}), {stage}more "
         f"than this compiler builds ({limit:,}): {why}; "

@@ -39,7 +39,8 @@ from ..errors import ArgumentError, RaspError, placed_at, recursion_refused
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..runtime.model import Model, validate
 from .assemble import assemble, cast_to
-from .budget import MAX_PARAMETERS, check_budget, check_vocab_budget, parameter_estimate
+from .budget import MAX_PARAMETERS, check_budget, check_unbuilt_scores, check_vocab_budget, parameter_estimate
+from .budget import unbuilt_heads
 from ..frontend.single_valued import conflicts_possible
 from .head_meta import describe_model
 from .layout import Layout, lay_out
@@ -212,10 +213,13 @@ def _model(program: ir.Program, value_sets: ValueSets, enabled: frozenset[str], 
 
 
 def build_graph(program: ir.Program, value_sets: ValueSets, enabled: frozenset[str],
-                watch: Callable[[str, Graph], None] = lambda step, graph: None) -> Graph:
+                watch: Callable[[str, Graph], None] = lambda step, graph: None, unbuilt_large_scores: bool = False,
+                ) -> Graph:
     """The lowered graph after every graph pass of `enabled` (keys of OPTIMIZATIONS); `watch` is
-    shown the graph after each step ("lower", then each graph pass's label) that runs."""
-    graph = program_to_graph(program, value_sets, lowering_options(enabled))
+    shown the graph after each step ("lower", then each graph pass's label) that runs;
+    `unbuilt_large_scores`: the lowering's option (lowering/rewrites.py)."""
+    options = dataclasses.replace(lowering_options(enabled), unbuilt_large_scores=unbuilt_large_scores)
+    graph = program_to_graph(program, value_sets, options)
     watch("lower", graph)
     for step in active_steps(GRAPH_PASSES, enabled):
         graph = step.run(graph)
@@ -238,8 +242,16 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
                          compiles: Callable[[int], bool] | None,
                          ) -> tuple[Graph, Layout, list[dict[str, Any]], ImpreciseAnswer | None]:
     """The graph, its layout and its read-outs' margins, checked for size (after whole_answer),
-    then precision. `compiles(max_len)`: whether the program compiles there (precision's advice)."""
-    graph = build_graph(program, value_sets, enabled)
+    then precision. `compiles(max_len)`: whether the program compiles there (precision's advice).
+    A score over joints too large for any model is first left unbuilt: where no pass drops its
+    head, the budget refuses at once (check_unbuilt_scores) rather than after building a table of
+    millions of pairs; where every such head is dropped, the graph is the one built with every
+    score; else (a split answer, or a joint a pass found unread) it is lowered again, scores built."""
+    graph = build_graph(program, value_sets, enabled, unbuilt_large_scores=True)
+    if unbuilt_heads(graph):
+        if not graph.split:  # whole_answer may lower the answer again, without the split heads
+            check_unbuilt_scores(graph)
+        graph = build_graph(program, value_sets, enabled)
     layout = lay_out(graph)
     graph, layout, enabled = whole_answer(graph, layout, value_sets, enabled)
     check_budget(graph, layout, pruned="prune" in enabled)

@@ -145,3 +145,17 @@ class Score:
     def _variables_read(self) -> tuple[Var, ...]:
         features = (f for c in self.columns for side in (c.q, c.k) for f in side)
         return tuple(dict.fromkeys(f[0] for f in features if f is not CONSTANT))
+
+
+@dataclass(frozen=True, eq=False)
+class StandInScore(Score):
+    """A head's score left unbuilt (no columns), standing in for one whose selector combines
+    joint variables too large for any model the compiler builds (lowering/selectors.py): it
+    reads what the built score would (`read`), so that every pass finds the same readers. A graph
+    keeps it only to be refused (budget.check_unbuilt_scores) or lowered again with every score
+    built (driver._graph_within_budget)."""
+
+    read: tuple[Var, ...] = ()
+
+    def reads(self) -> tuple[Var, ...]:
+        return self.read

@@ -102,9 +102,10 @@ class Rewrite:
 
 @dataclass(frozen=True)
 class LoweringOptions:
-    """How the driver lowers: the rewrites to ask, in order, and two choices of the plain
-    constructions themselves."""
+    """How the driver lowers: the rewrites to ask, in order, two choices of the plain
+    constructions themselves, and whether a hopeless score is built."""
 
     rewrites: tuple[Rewrite, ...] = ()
     reader_classes: bool = False  # a view keeps a dimension per class of values its reader tells apart (views.py)
     shared_blocks: bool = False  # terms of one selector reading one variable share its head dimensions (scores.py)
+    unbuilt_large_scores: bool = False  # a score over joints no model could hold is left unbuilt (selectors.py)

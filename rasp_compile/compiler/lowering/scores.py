@@ -69,6 +69,22 @@ def score_columns(spec: SelectorSpec, block: Callable[[Feature, int], Block] | N
                  bos_as_key=sure and match is not None and match.low is not None)
 
 
+def variables_read(spec: SelectorSpec) -> tuple[Var, ...]:
+    """The variables score_columns(spec) reads: those with a non-zero coefficient in some term
+    (every one lands in a column of the cover), found from each table's matrix as a whole rather
+    than entry by entry (a joint's table may hold millions). Terms never sum into one another's
+    entries here, but on the constant's: a variable all of whose coefficients two terms' constant
+    entries cancel would be counted, though score_columns reads it not."""
+    read: list[Var] = []
+    for term in spec.terms:
+        if term.by_position is not None:
+            read += [f[0] for q, k, a in _term_entries(term) if a for f in (q, k) if f is not CONSTANT]
+            continue
+        a = table_matrix(term)  # [query values + none, key values + none]
+        read += [term.queries] * bool(a[:-1].any()) + [term.keys] * bool(a[:, :-1].any())
+    return tuple(dict.fromkeys(read))
+
+
 def own_block(feature: Feature, term: int) -> Block:
     """The block of `feature` in the plain factoring: its variable's (or the constant's), per term."""
     return (term, "1" if feature is CONSTANT else feature[0])

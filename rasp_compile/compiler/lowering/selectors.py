@@ -25,11 +25,11 @@ import numpy as np
 
 from ... import ir
 from ...errors import RaspValueError
-from ..budget import MAX_PARAMETERS
-from ..selector_terms import PairTable, Score, SelectorSpec, Term
+from ..budget import ASSEMBLY_PARAMETERS, MAX_PARAMETERS, is_joint, joints_lower_bound
+from ..selector_terms import PairTable, Score, SelectorSpec, StandInScore, Term
 from .features import joint
 from .rewrites import TermSite
-from .scores import score_columns, shared_block
+from .scores import score_columns, shared_block, variables_read
 from .state import LoweringState
 from ..variables import Var
 from .views import categorical_view, whole_view
@@ -166,6 +166,12 @@ def check_joint_size(where: ir.Selector, key_parts: tuple[Var, ...], query_parts
 def score_selector(state: LoweringState, selector: ir.Selector, split: SplitInputs | None = None) -> Score:
     """The selector as terms, scored by factored head columns (scores.py), which share a block
     per variable with the lowering's `shared_blocks` option (the optimisation compact-heads);
-    `split`: the selector is a split answer's head's (passes/split_keys.py)."""
+    `split`: the selector is a split answer's head's (passes/split_keys.py). With the option
+    `unbuilt_large_scores`, a score over joints that alone make any model holding them too large
+    to assemble (budget.joints_lower_bound) is left unbuilt: a StandInScore reading the same."""
     spec = normalize_selector(selector, state, split)
+    if state.options.unbuilt_large_scores:
+        joints = [op for op in map(state.writer.get, spec.reads()) if is_joint(op)]
+        if joints and joints_lower_bound(state.program, joints) > ASSEMBLY_PARAMETERS:
+            return StandInScore(len(spec.terms), (), read=variables_read(spec))
     return score_columns(spec, shared_block if state.options.shared_blocks else None)
