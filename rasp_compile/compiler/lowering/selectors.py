@@ -27,6 +27,7 @@ from ... import ir
 from ...errors import RaspValueError
 from ..budget import ASSEMBLY_PARAMETERS, MAX_PARAMETERS, is_joint, joints_lower_bound
 from ..selector_terms import PairTable, Score, SelectorSpec, StandInScore, Term
+from .digit_views import digit_tables
 from .features import joint
 from .rewrites import TermSite
 from .scores import score_columns, shared_block, variables_read
@@ -62,11 +63,12 @@ def normalize_selector(selector: ir.Selector, state: LoweringState, split: Split
 def _normalize(selector: ir.Selector, state: LoweringState, split: SplitInputs) -> SelectorSpec:
     if isinstance(selector, ir.Select):
         key_var, query_var = state.var_for(selector.keys), state.var_for(selector.queries)
+        digits = digit_tables(selector, key_var, query_var) if state.options.reader_classes else None
+        if digits is not None:  # an equality of two numbers of thousands of values, digit by digit
+            return _merge_terms(tuple(_select_term(state, key_var, query_var, held, split, name)
+                                      for held, name in zip(digits, ("high", "low"))))
         held = selector.table(key_var.values, query_var.values)  # [key value, query value]
-        keys = categorical_view(state, key_var, _lines_of(held, key_var), key_var in split.inputs)
-        queries = categorical_view(state, query_var, _lines_of(held.T, query_var), query_var in split.inputs)
-        table = _table(keys, queries, key_var, query_var, held)
-        return SelectorSpec((Term(keys, queries, table),))
+        return SelectorSpec((_select_term(state, key_var, query_var, held, split),))
     if isinstance(selector, ir.SelectAnd):
         first = _normalize(selector.first, state, split)
         second = _normalize(selector.second, state, split)
@@ -83,6 +85,15 @@ def _normalize(selector: ir.Selector, state: LoweringState, split: SplitInputs) 
             return SelectorSpec((_pointwise(first.terms[0], second.terms[0], np.logical_or),))
         return _joint_spec([first, second], np.logical_or.reduce, state, selector)
     raise TypeError(f"no selector rule for {type(selector).__name__}")
+
+
+def _select_term(state: LoweringState, key_var: Var, query_var: Var, held: np.ndarray, split: SplitInputs,
+                 name: str = "cat") -> Term:
+    """The term of `held` [key value, query value] over views of the two variables (labelled
+    `x.NAME`), each keeping a dimension per line of `held` (with value-classes on)."""
+    keys = categorical_view(state, key_var, _lines_of(held, key_var), key_var in split.inputs, name)
+    queries = categorical_view(state, query_var, _lines_of(held.T, query_var), query_var in split.inputs, name)
+    return Term(keys, queries, _table(keys, queries, key_var, query_var, held))
 
 
 def _lines_of(held: np.ndarray, var: Var) -> Callable[[Any], bytes]:

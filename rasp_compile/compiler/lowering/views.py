@@ -20,12 +20,14 @@ from .rewrites import ViewSite
 from .state import LoweringState
 
 
-def categorical_view(state: LoweringState, var: Var, signature: Callable[[Any], Any] = ir.identity, whole: bool = False) -> Var:
+def categorical_view(state: LoweringState, var: Var, signature: Callable[[Any], Any] = ir.identity, whole: bool = False,
+                     name: str = "cat") -> Var:
     """`var` itself if categorical; else a categorical copy written by an exact step MLP.
 
     `signature` is what the consumer computes from a value (the row of a sequence_map's table,
     say), by which `reader_classes` merges values; `whole`: one dimension per value all the same
-    (a split answer's table inputs, passes/split_keys.py: one view serves all of its heads). A
+    (a split answer's table inputs, passes/split_keys.py: one view serves all of its heads); `name`:
+    the view's label after the number's (`x.cat`; digit_views.py's `x.high`, `x.low`). A
     `ViewSite` rewrite (passes/compose_views.py) may write the view from another number than
     `var` itself."""
     if var.encoding == ir.CATEGORICAL:
@@ -36,7 +38,7 @@ def categorical_view(state: LoweringState, var: Var, signature: Callable[[Any], 
     representative = {x: first_of.setdefault(signature(x), x) for x in var.values}
     key = (var, tuple(representative[x] for x in var.values))
     if ("view", key) not in state.cache:
-        view = state.new_var(f"{var.label}.cat", ir.CATEGORICAL, first_of.values(), loc=var.loc)
+        view = state.new_var(f"{var.label}.{name}", ir.CATEGORICAL, first_of.values(), loc=var.loc)
         classify = representative.__getitem__
         steps = state.rewritten(ViewSite(view, var, classify)) or NumericMLP(view, var, classify)
         state.cache[("view", key)] = state.emit(steps)
