@@ -23,6 +23,8 @@ with whole-array operations on the few non-zero entries:
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from .layout import Layout
@@ -33,18 +35,20 @@ from .variables import coordinate
 def linear_folds(graph: Graph, layout: Layout) -> Folds:
     """The Folds of `graph`'s Linear ops, their updates in op order, each op's in weight order."""
     reads: list[int] = []
-    targets: list[int] = []
+    targets: list[str] = []
     weights: list[float] = []
     constant = np.zeros(layout.d_model)
     for op in graph.ops:
         if not isinstance(op, Linear):
             continue
-        for (var, value), vector in op.weights.items():
-            reads.extend([layout[coordinate(var, value)]] * len(vector))
-            targets.extend(layout.indices(vector))
-            weights.extend(vector.values())
+        vectors = list(op.weights.values())
+        sources = layout.indices(coordinate(var, value) for var, value in op.weights)
+        reads.extend(np.repeat(sources, [len(vector) for vector in vectors]).tolist())
+        targets.extend(chain.from_iterable(vectors))
+        weights.extend(chain.from_iterable(vector.values() for vector in vectors))
         constant += layout.vector(op.bias)
-    return Folds(np.array(reads, dtype=np.intp), np.array(targets, dtype=np.intp), np.array(weights), constant)
+    return Folds(np.array(reads, dtype=np.intp), np.array(layout.indices(targets), dtype=np.intp),
+                 np.array(weights, dtype=np.float64), constant)
 
 
 class Folds:
