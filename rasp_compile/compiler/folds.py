@@ -24,12 +24,13 @@ with whole-array operations on the few non-zero entries:
 from __future__ import annotations
 
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
 from .layout import Layout
 from .ops import Graph, Linear
-from .variables import coordinate
+from .variables import Var, coordinate
 
 
 def linear_folds(graph: Graph, layout: Layout) -> Folds:
@@ -38,11 +39,12 @@ def linear_folds(graph: Graph, layout: Layout) -> Folds:
     targets: list[str] = []
     weights: list[float] = []
     constant = np.zeros(layout.d_model)
+    dims: dict[tuple[Var, Any], int] = {}  # an input coordinate -> its dimension
     for op in graph.ops:
         if not isinstance(op, Linear):
             continue
         vectors = list(op.weights.values())
-        sources = layout.indices(coordinate(var, value) for var, value in op.weights)
+        sources = [dims[key] if key in dims else dims.setdefault(key, layout[coordinate(*key)]) for key in op.weights]
         reads.extend(np.repeat(sources, [len(vector) for vector in vectors]).tolist())
         targets.extend(chain.from_iterable(vectors))
         weights.extend(chain.from_iterable(vector.values() for vector in vectors))
@@ -73,8 +75,8 @@ class Folds:
         self._first = np.searchsorted(self.source_of, np.arange(len(self.sources)))  # [n_sources]
         self._count = np.bincount(self.source_of, minlength=len(self.sources))
         self.written = np.unique(self.targets)  # [n_written]: the dimensions Linear ops write
-        column = np.searchsorted(self.written, self.targets)
-        self._by_sign = np.stack([np.bincount(column[np.signbit(self.weights) == negative],
+        self._written_column = np.searchsorted(self.written, self.targets)  # [n_updates]: index into `written`
+        self._by_sign = np.stack([np.bincount(self._written_column[np.signbit(self.weights) == negative],
                                               minlength=len(self.written)) for negative in (False, True)])
 
     def spread(self, matrix: np.ndarray) -> np.ndarray:
@@ -84,15 +86,15 @@ class Folds:
         if not len(self.targets) or not flat.size:
             return out.reshape(matrix.shape)
         read = flat[:, self.sources]  # [rows, n_sources]
-        rows, reads, updates = self._updates(read != 0)
+        rows, reads, updates = self._updates(read)
         np.add.at(out.reshape(-1), rows * self.d_model + self.targets[updates],
                   self.weights[updates].astype(flat.dtype) * read[rows, reads])
         self._sign_zeros(out, read)
         return out.reshape(matrix.shape)
 
     def _updates(self, entries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For the True entries of `entries` [rows, n_sources], every update reading them, in order
-        within each row: (row, source, update) [n_terms] each."""
+        """For the non-zero entries of `entries` [rows, n_sources], every update reading them, in
+        order within each row: (row, source, update) [n_terms] each."""
         rows, reads = np.nonzero(entries)  # row-major: a row's sources in update order
         counts = self._count[reads]
         ends = np.cumsum(counts)
@@ -103,21 +105,24 @@ class Folds:
         """Turn to +0.0 the -0.0 cells of `out` [rows, d_model] in written columns that some update
         adds a +0.0 product to (in place). `read` [rows, n_sources]: the matrix's source columns."""
         written = out[:, self.written]
-        if not (np.signbit(written) & (written == 0)).any():
+        negative_zeros = (written == 0) & np.signbit(written)
+        held = np.nonzero(negative_zeros.any(axis=1))[0]  # the rows holding one
+        if not len(held):
             return
+        read = read[held]
         zero = read == 0
         negative = np.signbit(read)
         usual = (zero & negative).sum(axis=1) * 2 > zero.sum(axis=1)  # [rows]: the row's common zero is -0.0
-        plus = self._by_sign[usual.astype(np.intp)].astype(np.int64)  # [rows, n_written]: +0.0 products if all usual
+        plus = self._by_sign[usual.astype(np.intp)]  # [rows, n_written]: +0.0 products if all were usual
         unusual = ~zero | (negative != usual[:, None])
         rows, reads, updates = self._updates(unusual)
         weight_negative = np.signbit(self.weights[updates])
-        entry_zero = zero[rows, reads]
-        gives_plus = entry_zero & (negative[rows, reads] == weight_negative)
+        gives_plus = zero[rows, reads] & (negative[rows, reads] == weight_negative)
         counted = weight_negative == usual[rows]  # counted in `plus` as if the entry were the usual zero
-        cells = rows * len(self.written) + np.searchsorted(self.written, self.targets[updates])
-        plus += (np.bincount(cells, weights=gives_plus.astype(np.int64) - counted, minlength=plus.size)
-                 .astype(np.int64).reshape(plus.shape))
-        turned = np.signbit(written) & (written == 0) & (plus > 0)
+        at = rows * len(self.written) + self._written_column[updates]
+        plus = plus + np.bincount(at, weights=gives_plus.astype(np.intp) - counted,
+                                  minlength=plus.size).astype(np.intp).reshape(plus.shape)
+        turned = negative_zeros[held] & (plus > 0)
+        written = written[held]
         written[turned] = 0.0
-        out[:, self.written] = written
+        out[np.ix_(held, self.written)] = written
