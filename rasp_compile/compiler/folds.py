@@ -56,7 +56,7 @@ def linear_folds(graph: Graph, layout: Layout) -> Folds:
 class Folds:
     """Column updates of the residual (module docstring): update i adds `weights[i]` times
     dimension `reads[i]` to dimension `targets[i]` [n_updates each], applied grouped by source, sources
-    in the order they are first read, and in the given order within a source. `constant` [d_model]:
+    in the order they are first read, and in the given order within a source (weights finite). `constant` [d_model]:
     the Linear ops' bias, which the position embedding carries at every position."""
 
     def __init__(self, reads: np.ndarray, targets: np.ndarray, weights: np.ndarray, constant: np.ndarray):
