@@ -21,8 +21,9 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ..runtime.model import FORMAT, Model
+from .folds import Folds, linear_folds
 from .layout import BOS, Layout
-from .ops import Attend, Embed, GatedMap, Graph, HeadKind, Linear, NumericMLP, Op, Readout, TableMLP
+from .ops import Attend, Embed, GatedMap, Graph, HeadKind, NumericMLP, Op, Readout, TableMLP
 from .primitives.categorical_attn import categorical_head
 from .primitives.embed import embeddings
 from .primitives.gated_map import gated_map_mlp
@@ -32,7 +33,6 @@ from .primitives.pieces import MLP, Head, stack_mlps
 from .primitives.selector_width import width_head
 from .primitives.table_mlp import table_mlp
 from .schedule import Block
-from .variables import coordinate
 
 BOS_TOKEN = "BOS"
 
@@ -50,33 +50,6 @@ def build_mlp(op: Op, layout: Layout) -> MLP:
     if isinstance(op, GatedMap):
         return gated_map_mlp(op, layout)
     raise TypeError(f"no MLP rule for {type(op).__name__}")
-
-
-class Folds:
-    """The Linear ops of a graph, as extra output columns for the ops that write their inputs.
-
-    `spread(m)` takes any matrix whose last axis is the residual (an embedding, a head's w_o, an
-    MLP's w_out or b_out) and adds to every Linear output's column the weighted input columns:
-    whatever writes x also writes each linear function of x. `constant` is the Linear ops' bias,
-    which the position embedding carries at every position."""
-
-    def __init__(self, graph: Graph, layout: Layout):
-        self.sources: dict[int, list[tuple[int, float]]] = {}
-        self.constant = np.zeros(layout.d_model)
-        for op in graph.ops:
-            if not isinstance(op, Linear):
-                continue
-            for (var, value), vector in op.weights.items():
-                targets = self.sources.setdefault(layout[coordinate(var, value)], [])
-                targets.extend((layout[label], weight) for label, weight in vector.items())
-            self.constant += layout.vector(op.bias)
-
-    def spread(self, matrix: np.ndarray) -> np.ndarray:
-        out = matrix.copy()
-        for source, targets in self.sources.items():
-            for target, weight in targets:
-                out[..., target] += weight * matrix[..., source]
-        return out
 
 
 def _compensate(w: np.ndarray, b: np.ndarray, x_bos: np.ndarray, wanted: np.ndarray, bos_row: int) -> None:
@@ -116,7 +89,7 @@ def assemble(graph: Graph, embeds: list[Embed], blocks: list[Block], layout: Lay
     """The model of docs/format.md, its arrays in float64 (cast_to casts them; passes/prune.py
     may drop dimensions first)."""
     program = graph.program
-    folds = Folds(graph, layout)
+    folds = linear_folds(graph, layout)
     wte, wpe = (folds.spread(m) for m in embeddings(embeds, layout, program.vocab, program.max_len))
     wpe = wpe + folds.constant
     params: dict[str, np.ndarray] = {"wte": wte, "wpe": wpe}

@@ -217,7 +217,7 @@ def charged_rounding(op: Op, carried: dict[Var, float], writers: dict[Var, Op], 
 
 
 def stored_once(op: Op, writers: dict[Var, Op]) -> bool:
-    """Whether `op` is a numerical Linear that one embedding stores whole (assemble.Folds): its
+    """Whether `op` is a numerical Linear that one embedding stores whole (folds.py): its
     inputs all embedded from one source, and its bias, which the position embedding carries, 0
     unless that source is the position's. Its coordinate is then that embedding's entry, added
     to zeros: nothing rounds it but storing it."""

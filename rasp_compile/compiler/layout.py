@@ -8,6 +8,7 @@ prints with labels and a bug that swaps two columns is visible.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +43,14 @@ class Layout:
             return self._index[label]
         except KeyError:
             raise KeyError(f"no residual dimension {label!r} in this layout ({self.d_model} dimensions)") from None
+
+    def indices(self, labels: Iterable[str]) -> list[int]:
+        """The indices of the dimensions named `labels`, in order (as `self[label]` each)."""
+        index = self._index
+        try:
+            return [index[label] for label in labels]
+        except KeyError:
+            return [self[label] for label in labels]  # raises, naming the label
 
     def dims(self, var: Var) -> list[int]:
         """The dimensions of `var`: one per value (categorical) or one (numerical)."""

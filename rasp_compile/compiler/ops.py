@@ -118,7 +118,7 @@ class Linear:
     weights: dict[tuple[Var, Any], dict[str, float]]  # (Var, value | None) -> {output dimension label: coefficient}
     bias: dict[str, float]  # output dimension label -> constant
 
-    @property
+    @cached_property
     def inputs(self) -> tuple[Var, ...]:
         return tuple(dict.fromkeys(var for var, _ in self.weights))
 

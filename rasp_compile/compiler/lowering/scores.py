@@ -51,16 +51,9 @@ def score_columns(spec: SelectorSpec, block: Callable[[Feature, int], Block] | N
     variable (shared_block), which terms reading the same variable share."""
     block = block or own_block
     entries: dict[Entry, float] = {}  # (row block, row feature, column block, column feature) -> coefficient
-    listed = [(t, row, column, amount) for t, term in enumerate(spec.terms) for row, column, amount in _term_entries(term)]
-    listed.append((0, CONSTANT, CONSTANT, -(len(spec.terms) - 1.0)))
-    blocks: dict[tuple[Feature, int], Block] = {}  # (feature, term) -> its block, asked once per feature (a table lists max_len^2 entries)
-    for t, row, column, amount in listed:
-        if amount:
-            for feature in (row, column):
-                if (feature, t) not in blocks:
-                    blocks[(feature, t)] = block(feature, t)
-            key = (blocks[(row, t)], row, blocks[(column, t)], column)
-            entries[key] = entries.get(key, 0.0) + amount
+    for t, term in enumerate(spec.terms):
+        _add_entries(entries, _term_entries(term), t, block)
+    _add_entries(entries, [(CONSTANT, CONSTANT, -(len(spec.terms) - 1.0))], 0, block)
     entries = {key: a for key, a in entries.items() if a}
     rows, columns = _cover(entries)
     match = spec.terms[0].by_position if len(spec.terms) == 1 else None
@@ -83,6 +76,21 @@ def variables_read(spec: SelectorSpec) -> tuple[Var, ...]:
         a = table_matrix(term)  # [query values + none, key values + none]
         read += [term.queries] * bool(a[:-1].any()) + [term.keys] * bool(a[:, :-1].any())
     return tuple(dict.fromkeys(read))
+
+
+def _add_entries(entries: dict[Entry, float], listed: list[tuple[Feature, Feature, float]], term: int,
+                 block: Callable[[Feature, int], Block]) -> None:
+    """Add term `term`'s non-zero (row feature, column feature, coefficient) entries to `entries`
+    (in place), each feature's block asked once (a table lists max_len^2 entries)."""
+    blocks: dict[Feature, Block] = {}
+    for row, column, amount in listed:
+        if amount:
+            if row not in blocks:
+                blocks[row] = block(row, term)
+            if column not in blocks:
+                blocks[column] = block(column, term)
+            key = (blocks[row], row, blocks[column], column)
+            entries[key] = entries.get(key, 0.0) + amount
 
 
 def own_block(feature: Feature, term: int) -> Block:
@@ -111,7 +119,9 @@ def _term_entries(term: Term) -> list[tuple[Feature, Feature, float]]:
     a = table_matrix(term)
     query_features = [(term.queries, v) for v in term.queries.values] + [CONSTANT]
     key_features = [(term.keys, v) for v in term.keys.values] + [CONSTANT]
-    return [(query_features[i], key_features[j], float(a[i, j])) for i, j in zip(*np.nonzero(a))]
+    rows, columns = np.nonzero(a)
+    return list(zip([query_features[i] for i in rows.tolist()], [key_features[j] for j in columns.tolist()],
+                    a[rows, columns].tolist()))
 
 
 def table_matrix(term: Term) -> np.ndarray:

@@ -4,7 +4,7 @@ A head reads each side as linear forms of residual coordinates (lowering/scores.
 sum of a_f * x[f]). When nothing else reads the variables on that side (no other op, not the
 head's other side or its value, not the read-out), the residual need not hold those variables at
 all: each column's form becomes a numerical variable of its own, written by a Linear op (so by
-the writers of the variables it combines, assemble.Folds), the head reads it with weight 1, and
+the writers of the variables it combines, folds.py), the head reads it with weight 1, and
 the pruning pass drops the variables' own dimensions, which no weight reads any more.
 
 It pays when a side has fewer columns than it reads coordinates (a coordinate no column reads is
