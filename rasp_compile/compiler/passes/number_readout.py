@@ -79,7 +79,7 @@ def choose_number_readout(graph: Graph) -> Graph:
     offset = 0.0
     if _copies_a_number(writer):  # the one-hot of a number (or of its nearest class): read that number itself
         number, ops = writer.input, graph.ops
-        offset = max(_offset(writer, v) for v in number.values)
+        offset = _offset(writer)
     else:  # the writer writes the number, not its one-hot
         number = Var(output.label, ir.NUMERICAL, output.values, loc=output.loc)
         ops = tuple(replaced(op, out=number) if op is writer else op for op in graph.ops)
@@ -121,12 +121,12 @@ def _copies_a_number(writer: Op) -> TypeGuard[NumericMLP]:
     if not isinstance(writer, NumericMLP):
         return False
     gap = smallest_gap(writer.out.values)
-    return all(_offset(writer, v) <= LINEAR_TOLERANCE * gap for v in writer.input.values)
+    return _offset(writer) <= LINEAR_TOLERANCE * gap
 
 
-def _offset(writer: NumericMLP, value: Any) -> float:
-    """How far the class `writer` maps `value` to lies from it."""
-    return abs(float(value) - float(writer.fn(value)))
+def _offset(writer: NumericMLP) -> float:
+    """The farthest any input value lies from the class `writer` maps it to."""
+    return max((abs(float(v) - float(a)) for v, a in zip(writer.input.values, writer.answers, strict=True)), default=0.0)
 
 
 def nearest_value_readout(number: Var, classes: list[Any], centre: float) -> Readout | None:
@@ -160,12 +160,11 @@ def two_digit_readout(graph: Graph, writer: NumericMLP, number: Var, centred: Li
     b -= base // 2 if centred else 0
     high = Var(fresh_label(f"{number.label}.high", graph.labels), ir.NUMERICAL, tuple(sorted(set(a.tolist()))), loc=number.loc)
     rank = {c: k for k, c in enumerate(classes)}
-    if centred is not None and writer.input is number:  # a copy: read the centred number, so the plain one is dead
-        # each value's own class (a copy but for rounding has more values than classes)
-        high_at = {x: int(a[rank[writer.fn(v)]]) for x, v in zip(centred.out.values, number.values, strict=True)}
-        digit = NumericMLP(high, centred.out, high_at.__getitem__)
-    else:
-        digit = NumericMLP(high, writer.input, lambda x: int(a[rank[writer.fn(x)]]))
+    # a copy read centred: the digit reads the centred number, so the plain one is dead
+    digit_input = centred.out if centred is not None and writer.input is number else writer.input
+    # each value's own class's digit (a copy but for rounding has more values than classes)
+    high_at = {x: int(a[rank[answer]]) for x, answer in zip(digit_input.values, writer.answers, strict=True)}
+    digit = NumericMLP(high, digit_input, high_at.__getitem__)
     weights = np.stack([2 * b / gap, 2 * a - 2 * base * b])  # rows: number, high
     bias = -(a**2) - b**2 - 2 * b * first / gap
     values = np.max(np.abs(centres - shift))
