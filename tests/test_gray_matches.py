@@ -20,7 +20,7 @@ from rasp_compile.compiler.passes import position_selects
 from rasp_compile.compiler.passes.gray_matches import gray
 from rasp_compile.compiler.primitives.numeric_mlp import step_output_errors, summed_step_errors
 from rasp_compile.compiler.primitives.selector_width import bos_shares, bos_weight, width_from_share
-from rasp_compile.frontend import load_program
+from rasp_compile.frontend import load_program, parse_program
 from rasp_compile.runtime.forward import relu
 from rasp_compile.testing.differential import assert_agree, every_input
 
@@ -141,3 +141,15 @@ def test_the_bits_answer_the_longest_inputs_at_1024_and_keep_their_lead():
     assert_agree(model, program, inputs + runs)
     assert max(score_losses(model, inputs[:2])) < 1 / 16
     assert parameters(model) <= 20 * parameters(compiled(64)[1])
+
+
+def test_a_width_on_the_query_side_is_matched_bit_by_bit_too():
+    """`select(indices, w, ==)`: the width at the query, the index at the key. The bits' errors move
+    each key's score by +-1 times them, as on the key side."""
+    program = parse_program("vocab {1, 2, 3}\nmax_len 40\nw = selector_width(select(tokens, tokens, <))\n"
+                            "output aggregate(select(indices, w, ==), tokens)\n")
+    model = compile_program(program)
+    assert "w.gray0" in model.meta["residual"] and "indices" not in model.meta["residual"]
+    rng = random.Random(40)
+    inputs = _every_width(40, rng) + [[rng.choice(program.vocab) for _ in range(rng.randint(1, 40))] for _ in range(200)]
+    assert_agree(model, program, inputs)

@@ -129,11 +129,13 @@ def summed_step_errors(points: tuple[float, ...], answers: list[float], dtype: A
     sums round by u (|A| + |B|) <= u (2 |x - t|/d + 1), and the stored biases differ from 1 by
     |fl(b1) - fl(b2) - 1| (nothing, for most steps). c_proj adds change A and -change B into the
     output with every other step's units; in whatever order, that is charged u per unit of the
-    terms' magnitudes, as STEP_OUTPUT_ROUNDING charges every size term: u |change| (|A| + |B|).
+    terms' magnitudes, as STEP_OUTPUT_ROUNDING charges every size term: u |change| (|A| + |B|);
+    2 u |change| more for the output's bias and the residual's addition: u |change| (4 |x - t|/d + 4)
+    in all.
     step_output_errors credits exact partners (numeric_mlp.exact_partners) with no rounding of the
-    output's sum but its last two, which holds when the sum adds each pair's units in turn; NumPy's
-    float32 matmul does not, and rounds a one-hot's column there by 1.5e-5 at max_len 64 where
-    that credit bounds it by 4.4e-6 (tests/test_gray_matches.py)."""
+    output's sum but its last two, which holds when the sum adds each pair's units in turn, not
+    in every order: with the units shuffled, a width's Gray bit at max_len 64 rounds by 2.3e-5
+    where that credit bounds it by 2.5e-6, and this bound by 1.7e-4 (tests/test_gray_matches.py)."""
     u = float(np.finfo(dtype).eps) / 2
     x = np.asarray(points, dtype=float)
     changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
