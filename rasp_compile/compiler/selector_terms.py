@@ -58,9 +58,10 @@ class PositionMatch:
     {feature: coefficient} (CONSTANT or (numerical variable, None)) in features linear in the
     other side's one-hot, or in a number and a polyline of it (passes/position_selects.number_match,
     where position and target are centred on the middle index). A digit match
-    (passes/digit_matches.py) scores the high digit as position and target and the low digit as
-    `low`, whose 2 position·target adds to the score; `position_squared` then holds high^2 + low^2
-    of the index and `match` 1 - high^2 - low^2 of the target."""
+    (passes/digit_matches.py) scores the high digit as position and target and the low digit in
+    `more`, whose 2 position·target adds to the score; `position_squared` then holds high^2 + low^2
+    of the index and `match` 1 - high^2 - low^2 of the target. A Gray match
+    (passes/gray_matches.py) scores one bit as position and target and the others in `more`."""
 
     positions_are_keys: bool
     position: Var
@@ -68,16 +69,16 @@ class PositionMatch:
     target: dict[Any, float]
     match: dict[Any, float]
     sure: bool = False  # every query has its key at every input (passes/position_selects.number_match)
-    low: tuple[Var, dict[Any, float]] | None = None  # a digit match's low digit: position feature, target form
+    more: tuple[tuple[Var, dict[Any, float]], ...] = ()  # further (position feature, target form) pairs: digits, bits
 
     def forms(self) -> tuple[dict[Any, float], ...]:
-        """The linear forms of the other side: target and match, and the low digit's target."""
-        return (self.target, self.match) + ((self.low[1],) if self.low else ())
+        """The linear forms of the other side: target and match, and the further digits' targets."""
+        return (self.target, self.match) + tuple(form for _, form in self.more)
 
     def positions(self) -> tuple[Var, ...]:
         """The position features read: position and its square (a digit match's h^2 + l^2), and
-        the low digit."""
-        return (self.position, self.position_squared) + ((self.low[0],) if self.low else ())
+        the further digits."""
+        return (self.position, self.position_squared) + tuple(position for position, _ in self.more)
 
 
 @dataclass(frozen=True, eq=False)

@@ -81,7 +81,33 @@ def test_the_plain_match_is_kept_while_float32_carries_it_and_digits_past_it(max
     node = next(n for n in state.vars if n.label == "shifted")
     (term,) = normalize_selector(node.selector, state).terms
     match = position_selects.position_term(state, TermSite(term)).by_position
-    assert (match.low is not None) is by_digits
+    assert bool(match.more) is by_digits
     labels = {v.label for v in match.positions()}
     assert labels == ({"indices.high", "indices.low", "indices.digit_norm"} if by_digits
                       else {"indices.value", "indices.value^2"})
+
+
+WIDTH_TO_INDEX = """vocab {1, 2, 3}
+max_len MAX_LEN
+smaller = selector_width(select(tokens, tokens, <))
+placed = aggregate(select(smaller, indices, ==), tokens)
+output placed
+"""
+
+
+@pytest.mark.parametrize("max_len, bits", [(36, 0), (37, 6), (64, 7)])
+def test_a_width_the_plain_match_cannot_carry_is_matched_bit_by_bit(max_len, bits):
+    """Up to 36 the plain match carries the width's steps; past it the index and the width are
+    compared by their K Gray bits (K = max_len.bit_length()): one pair of features per bit, the
+    index's bits and their count as position features. A split's heads never get it."""
+    state, _ = lowering_of(WIDTH_TO_INDEX.replace("MAX_LEN", str(max_len)))
+    term = _term(state, "placed")
+    match = position_selects.position_term(state, TermSite(term)).by_position
+    labels = {v.label for v in match.positions()}
+    if not bits:
+        assert labels == {"indices.value", "indices.value^2"}
+        return
+    assert 1 + len(match.more) == bits and match.match == {}
+    assert labels == {f"indices.gray{k}" for k in range(bits)} | {"indices.gray_ones"}
+    split = position_selects.position_term(state, TermSite(term, shared=frozenset({term.keys})))
+    assert split is None

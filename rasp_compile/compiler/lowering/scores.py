@@ -59,7 +59,7 @@ def score_columns(spec: SelectorSpec, block: Callable[[Feature, int], Block] | N
     match = spec.terms[0].by_position if len(spec.terms) == 1 else None
     sure = match is not None and match.sure
     return Score(len(spec.terms), tuple(_columns(entries, rows, columns)), always_selects=sure,
-                 bos_as_key=sure and match is not None and match.low is not None)
+                 bos_as_key=sure and match is not None and bool(match.more))
 
 
 def variables_read(spec: SelectorSpec) -> tuple[Var, ...]:
@@ -108,7 +108,7 @@ def _term_entries(term: Term) -> list[tuple[Feature, Feature, float]]:
     """(query feature, key feature, coefficient) for one term."""
     if term.by_position is not None:
         p = term.by_position
-        digits = [(p.position, p.target)] + ([p.low] if p.low else [])
+        digits = [(p.position, p.target), *p.more]
         entries: list[tuple[Feature, Feature, float]] = [
             (f, (position, None), 2.0 * a) for position, target in digits for f, a in target.items()]
         entries += [(CONSTANT, (p.position_squared, None), -1.0)]

@@ -134,4 +134,4 @@ def _digit_match(state: LoweringState, positions_are_keys: bool, base: int, feat
     position = [position_feature(state, f"indices.{name}", EmbedSource.INDICES, fn) for name, fn in (
         ("high", lambda p: digits(p, base)[0]), ("low", lambda p: digits(p, base)[1]),
         ("digit_norm", lambda p: digits(p, base)[0] ** 2 + digits(p, base)[1] ** 2))]
-    return PositionMatch(positions_are_keys, position[0], position[2], high, match, sure=sure, low=(position[1], low))
+    return PositionMatch(positions_are_keys, position[0], position[2], high, match, sure=sure, more=((position[1], low),))

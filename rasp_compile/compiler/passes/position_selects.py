@@ -59,6 +59,7 @@ from ..selector_terms import PositionMatch, Term
 from ..tolerances import CATEGORICAL_LEAK, NUMBER_MATCH_ERROR, POSITION_MATCH_ERROR, ROUNDINGS, SURE_MATCH_ERROR
 from ..variables import CONSTANT, Var
 from .digit_matches import digit_number_match, digit_term
+from .gray_matches import gray_term
 from .match_errors import fits_float32, match_columns, polyline_error, precise_enough
 from .position_widths import length_offset
 
@@ -116,6 +117,10 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
             state, positions_are_keys, other, target)
         if by_digits:
             return Term(term.keys, term.queries, term.table, by_digits)
+        # a one-hot of flat steps that neither carries: bit by bit, not a table of positions
+        by_bits = target is not None and not site.shared and gray_term(state, positions_are_keys, other, target)
+        if by_bits:
+            return Term(term.keys, term.queries, term.table, by_bits)
     return None
 
 

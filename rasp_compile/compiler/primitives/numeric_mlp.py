@@ -120,6 +120,36 @@ def step_output_errors(points: tuple[float, ...], answers: list[float], input_er
     return np.sum(np.where(inexact, change * size, 0.0), axis=1) * STEP_OUTPUT_ROUNDING
 
 
+def summed_step_errors(points: tuple[float, ...], answers: list[float], dtype: Any = np.float32) -> np.ndarray:
+    """A bound on the error of `step_mlp` writing a number (answers[i] at points[i]), however the
+    matmul orders its sums, at each input value: [len(points)].
+
+    On a step's inexact side its units are A = fl(p + b1) and B = fl(p + b2), p = fl(x w) the one
+    product both read: p's rounding moves A and B alike (the ramp, not the flat step), the two
+    sums round by u (|A| + |B|) <= u (2 |x - t|/d + 1), and the stored biases differ from 1 by
+    |fl(b1) - fl(b2) - 1| (nothing, for most steps). c_proj adds change A and -change B into the
+    output with every other step's units; in whatever order, that is charged u per unit of the
+    terms' magnitudes, as STEP_OUTPUT_ROUNDING charges every size term: u |change| (|A| + |B|);
+    2 u |change| more for the output's bias and the residual's addition: u |change| (4 |x - t|/d + 4)
+    in all.
+    step_output_errors credits exact partners (numeric_mlp.exact_partners) with no rounding of the
+    output's sum but its last two, which holds when the sum adds each pair's units in turn, not
+    in every order: with the units shuffled, a width's Gray bit at max_len 64 rounds by 2.3e-5
+    where that credit bounds it by 2.5e-6, and this bound by 1.7e-4 (tests/test_gray_matches.py)."""
+    u = float(np.finfo(dtype).eps) / 2
+    x = np.asarray(points, dtype=float)
+    changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
+    low, high = x[:-1][changes], x[1:][changes]
+    change = np.abs(np.subtract(answers[1:], answers[:-1], dtype=float))[changes]
+    threshold, half_width = (low + high) / 2, (high - low) / 2
+    side = np.where(exact_below(points, threshold), 1.0, -1.0)
+    b1, b2 = ((-side * threshold / half_width + offset).astype(dtype).astype(float) for offset in (0.5, -0.5))
+    inexact = (x[:, None] > threshold[None, :]) == exact_below(points, threshold)[None, :]  # [input value, step]
+    distance = np.abs(x[:, None] - threshold[None, :]) / half_width
+    size = u * (4 * distance + 4) + np.abs(b1 - b2 - 1.0)[None, :]
+    return np.sum(np.where(inexact, change * size, 0.0), axis=1)
+
+
 def exact_partners(points: tuple[float, ...], threshold: np.ndarray, half_width: np.ndarray, input_errors: Any,
                    dtype: Any) -> np.ndarray:
     """[input value, step]: whether the step's two units, both firing there, differ by exactly 1.
