@@ -12,8 +12,9 @@ propagated through the graph in order (each op after its inputs' writers):
                    the largest value written (numerical), plus rounding
     NumericMLP     steps: fresh (their input is checked to land on the flat quarter-gap around
                    each value, precision.py); a number written by steps rounds by
-                   numeric_mlp.step_output_errors (less where a step's two units provably
-                   cancel to exactly 1 at the input's values: numeric_mlp.exact_partners).
+                   numeric_mlp.step_output_errors (no hidden-layer rounding where a step's two
+                   units provably cancel to exactly 1 at the input's values,
+                   numeric_mlp.exact_partners; their magnitudes in the output's sum still).
                    A polyline passes its input's error on times its steepest slope, plus
                    numeric_mlp.interpolation_error (the worse orientation)
     GatedMap       affine pieces a x + b: max |a| times the input's error, plus rounding; step and

@@ -103,8 +103,13 @@ def step_output_errors(points: tuple[float, ...], answers: list[float], input_er
                        dtype: Any = None) -> np.ndarray:
     """step_output_error at each input value: [len(points)]. With `input_errors` (how far the input
     may be off, at each value or one for all) and the model's `dtype`, a step whose two units are
-    exact partners there (exact_partners) is charged only its output's roundings: 2, plus 2 |x - t|/d
-    when its change is no power of 2 (the two products then round)."""
+    exact partners there (exact_partners) is not charged the hidden layer's roundings (its units
+    differ by exactly 1), but still its output's: the two units' magnitudes, 2 |x - t|/d, which
+    c_proj adds with every other unit's in whatever order its matmul takes (a sum that adds each
+    pair's units in turn would cancel them exactly; BLAS kernels need not, and a model that
+    counted on it answered wrong at max_len 2,048), plus 2 for the output's bias and the
+    residual's addition, plus 2 |x - t|/d when its change is no power of 2 (the two products
+    then round)."""
     x = np.asarray(points, dtype=float)
     changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
     low, high = x[:-1][changes], x[1:][changes]
@@ -116,7 +121,7 @@ def step_output_errors(points: tuple[float, ...], answers: list[float], input_er
     if input_errors is not None:
         exact = exact_partners(points, threshold, half_width, input_errors, dtype)
         products = np.where(np.frexp(change.astype(dtype))[0] == 0.5, 0.0, 2 * distance)
-        size = np.where(exact, np.minimum(size, 2 + products), size)
+        size = np.where(exact, np.minimum(size, 2 * distance + 2 + products), size)
     return np.sum(np.where(inexact, change * size, 0.0), axis=1) * STEP_OUTPUT_ROUNDING
 
 
