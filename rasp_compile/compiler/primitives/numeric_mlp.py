@@ -111,18 +111,27 @@ def step_output_errors(points: tuple[float, ...], answers: list[float], input_er
     residual's addition, plus 2 |x - t|/d when its change is no power of 2 (the two products
     then round)."""
     x = np.asarray(points, dtype=float)
-    changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
-    low, high = x[:-1][changes], x[1:][changes]
-    change = np.abs(np.subtract(answers[1:], answers[:-1], dtype=float))[changes]
-    threshold, half_width = (low + high) / 2, (high - low) / 2
-    inexact = (x[:, None] > threshold[None, :]) == exact_below(points, threshold)[None, :]  # [input value, step]
-    distance = np.abs(x[:, None] - threshold[None, :]) / half_width
+    change, threshold, half_width, inexact, distance = _steps(points, answers)
     size = 2 * distance + 2 + (np.abs(x)[:, None] + np.abs(threshold)[None, :]) / half_width
     if input_errors is not None:
         exact = exact_partners(points, threshold, half_width, input_errors, dtype)
         products = np.where(np.frexp(change.astype(dtype))[0] == 0.5, 0.0, 2 * distance)
         size = np.where(exact, np.minimum(size, 2 * distance + 2 + products), size)
     return np.sum(np.where(inexact, change * size, 0.0), axis=1) * STEP_OUTPUT_ROUNDING
+
+
+def _steps(points: tuple[float, ...], answers: list[float]) -> tuple[np.ndarray, ...]:
+    """The steps of `step_mlp` writing answers[i] at points[i] (one where the answer changes):
+    |change|, threshold t and half-width d [step]; whether each input value lies on the step's
+    inexact side (both units firing) and its distance |x - t| / d [input value, step]."""
+    x = np.asarray(points, dtype=float)
+    changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
+    low, high = x[:-1][changes], x[1:][changes]
+    change = np.abs(np.subtract(answers[1:], answers[:-1], dtype=float))[changes]
+    threshold, half_width = (low + high) / 2, (high - low) / 2
+    inexact = (x[:, None] > threshold[None, :]) == exact_below(points, threshold)[None, :]
+    distance = np.abs(x[:, None] - threshold[None, :]) / half_width
+    return change, threshold, half_width, inexact, distance
 
 
 def summed_step_errors(points: tuple[float, ...], answers: list[float], dtype: Any = np.float32) -> np.ndarray:
@@ -137,20 +146,12 @@ def summed_step_errors(points: tuple[float, ...], answers: list[float], dtype: A
     terms' magnitudes, as STEP_OUTPUT_ROUNDING charges every size term: u |change| (|A| + |B|);
     2 u |change| more for the output's bias and the residual's addition: u |change| (4 |x - t|/d + 4)
     in all.
-    step_output_errors credits exact partners (numeric_mlp.exact_partners) with no rounding of the
-    output's sum but its last two, which holds when the sum adds each pair's units in turn, not
-    in every order: with the units shuffled, a width's Gray bit at max_len 64 rounds by 2.3e-5
-    where that credit bounds it by 2.5e-6, and this bound by 1.7e-4 (tests/test_gray_matches.py)."""
+    With the units shuffled, a width's Gray bit at max_len 64 rounds by 2.3e-5, which this bound
+    puts at 1.7e-4 (tests/test_gray_matches.py)."""
     u = float(np.finfo(dtype).eps) / 2
-    x = np.asarray(points, dtype=float)
-    changes = np.array([a != b for a, b in zip(answers, answers[1:])], dtype=bool)
-    low, high = x[:-1][changes], x[1:][changes]
-    change = np.abs(np.subtract(answers[1:], answers[:-1], dtype=float))[changes]
-    threshold, half_width = (low + high) / 2, (high - low) / 2
+    change, threshold, half_width, inexact, distance = _steps(points, answers)
     side = np.where(exact_below(points, threshold), 1.0, -1.0)
     b1, b2 = ((-side * threshold / half_width + offset).astype(dtype).astype(float) for offset in (0.5, -0.5))
-    inexact = (x[:, None] > threshold[None, :]) == exact_below(points, threshold)[None, :]  # [input value, step]
-    distance = np.abs(x[:, None] - threshold[None, :]) / half_width
     size = u * (4 * distance + 4) + np.abs(b1 - b2 - 1.0)[None, :]
     return np.sum(np.where(inexact, change * size, 0.0), axis=1)
 
