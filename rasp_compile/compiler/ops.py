@@ -24,6 +24,7 @@ from collections.abc import Callable, Container, Iterable
 import numpy as np
 
 from .. import ir
+from ..frontend.lambda_arrays import results_at
 from .selector_terms import Score
 from .tolerances import NONE_LOGIT, STEP_WINDOW
 from .variables import Var
@@ -73,8 +74,8 @@ class NumericMLP:
     def answers(self) -> list[Any]:
         """fn at each of the input's values, in order (computed once: a running mean has hundreds
         of thousands of values, and the budget, the error bounds, the precision check and the
-        construction all read them)."""
-        return [self.fn(p) for p in self.input.values]
+        construction all read them): on arrays where the lambda allows (lambda_arrays.results_at)."""
+        return results_at(self.fn, self.input.values)
 
 
 @dataclass(frozen=True, eq=False)

@@ -179,8 +179,10 @@ def _results(node: ir.Map | ir.SequenceMap, rows: list[tuple], argument_groups: 
     hundreds of thousands of values: lambda_arrays.results_on_arrays), else call by call, twins
     included (twins.calls_with_twins), which is then mostly look-ups of what the arrays computed."""
     computed = results_on_arrays(node.fn, rows)
-    if computed is not None and not any(argument_groups):
-        return computed
+    if computed is not None:
+        if not any(argument_groups):
+            return computed
+        node.fn.remember_all(rows, computed)  # the twins' calls then look these up
     return calls_with_twins(node.fn, node, rows, argument_groups, diagonal)
 
 

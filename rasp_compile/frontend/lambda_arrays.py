@@ -22,6 +22,7 @@ computed for every element (so a division the short-circuit guards may decline t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,8 +39,10 @@ FEWEST_ROWS = 64
 
 def results_on_arrays(fn: Fn, rows: list[tuple]) -> list | None:
     """`fn` on each argument tuple of `rows`, computed on arrays: the results in the order of
-    `rows`, or None unless every row could be; the rows computed are held in fn's memo
-    (`Fn.remember_all`) either way, so that calling it on them is a look-up.
+    `rows`, or None unless every row could be; then the rows it did compute are held in fn's
+    memo (`Fn.remember_all`), so that the caller's calls on them are look-ups. (A memo of every
+    row would cost more than computing them: half a second for a running mean's 638,000 values
+    at max_len 1,024, and its keys are not the float objects later callers hold.)
 
     Rows are taken by groups of one Python type per argument (bool, int or float): within a
     group every node of the body computes values of one type, which its dtype tells (a node
@@ -49,19 +52,30 @@ def results_on_arrays(fn: Fn, rows: list[tuple]) -> list | None:
     calls, which compute it, failures included, as they always did."""
     if fn.on_arrays is None or len(rows) < FEWEST_ROWS:
         return None
-    results: list | None = [None] * len(rows)
+    results: list = [None] * len(rows)
+    done: list[tuple[list[tuple], list]] = []  # (rows, their results) of each group computed
     for types, (where, members) in _by_types(rows).items():
         computed = _group_results(fn, types, members) if all(t in ARRAY_TYPES for t in types) else None
         if computed is None:
-            results = None
             continue
-        fn.remember_all(members, computed)
-        if results is not None and where is None:
+        done.append((members, computed))
+        if where is None:
             results = computed
-        elif results is not None and where is not None:
+        else:
             for i, result in zip(where, computed):
                 results[i] = result
-    return results
+    if sum(len(members) for members, _ in done) == len(rows):
+        return results
+    for members, computed in done:
+        fn.remember_all(members, computed)
+    return None
+
+
+def results_at(fn: Callable[[Any], Any], values: Sequence) -> list:
+    """fn at each of `values` (its one argument), in order: on arrays where `fn` is an `Fn` and
+    they give every result (results_on_arrays), else call by call."""
+    computed = results_on_arrays(fn, [(value,) for value in values]) if isinstance(fn, Fn) else None
+    return computed if computed is not None else [fn(value) for value in values]
 
 
 def _by_types(rows: list[tuple]) -> Mapping[tuple, tuple[list | None, list[tuple]]]:
@@ -81,7 +95,8 @@ def _by_types(rows: list[tuple]) -> Mapping[tuple, tuple[list | None, list[tuple
 def _group_results(fn: Fn, types: tuple, rows: list[tuple]) -> list | None:
     """fn on each of `rows` (argument `types` alike in every row) as Python values, or None."""
     columns: list[np.ndarray] = [np.array([row[i] for row in rows], dtype=ARRAY_TYPES[kind]) for i, kind in enumerate(types)]
-    return _computed(fn, columns, (len(rows),))
+    computed = _computed(fn, columns, (len(rows),))
+    return None if computed is None else computed.tolist()
 
 
 def table_on_arrays(fn: Fn, firsts: Sequence, seconds: Sequence) -> list[list] | None:
@@ -90,6 +105,14 @@ def table_on_arrays(fn: Fn, firsts: Sequence, seconds: Sequence) -> list[list] |
     or None when each of `firsts` and `seconds` is not of one Python type (bool, int or float)
     or the arrays cannot promise every result (the module docstring): then ask value by value.
     Each result is the very value, type included, that `fn(x, y)` gives."""
+    table = table_array(fn, firsts, seconds)
+    return None if table is None else table.tolist()
+
+
+def table_array(fn: Fn, firsts: Sequence, seconds: Sequence) -> np.ndarray | None:
+    """table_on_arrays's table as the array [len(firsts), len(seconds)] it is computed as (its
+    dtype the results' Python type: bool, int64, float64, or object for the strings a choice
+    picks), or None where table_on_arrays gives None."""
     kinds = [set(map(type, values)) for values in (firsts, seconds)]
     if fn.on_arrays is None or len(firsts) * len(seconds) < FEWEST_ROWS or not all(
             len(k) == 1 and next(iter(k)) in ARRAY_TYPES for k in kinds):
@@ -99,9 +122,9 @@ def table_on_arrays(fn: Fn, firsts: Sequence, seconds: Sequence) -> list[list] |
     return _computed(fn, [x[:, None], y[None, :]], (len(firsts), len(seconds)))
 
 
-def _computed(fn: Fn, columns: list[np.ndarray], shape: tuple[int, ...]) -> list | None:
-    """fn on the arguments' arrays `columns` (broadcast to `shape`) as nested lists of Python
-    values, or None where the arrays cannot promise them."""
+def _computed(fn: Fn, columns: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray | None:
+    """fn on the arguments' arrays `columns`, broadcast to `shape` (its `tolist()` the Python
+    values), or None where the arrays cannot promise them."""
     on_arrays = fn.on_arrays
     assert on_arrays is not None  # asked only then
     with np.errstate(all="ignore"):
@@ -113,7 +136,7 @@ def _computed(fn: Fn, columns: list[np.ndarray], shape: tuple[int, ...]) -> list
         return None
     if held.dtype.kind == "f" and not np.isfinite(held).all():  # calls refuse it (element_fn.NotFinite)
         return None
-    return np.broadcast_to(held, shape).tolist()  # a lambda of no parameter is one value
+    return np.broadcast_to(held, shape)  # a lambda of no parameter is one value
 
 
 def array_closure(expr: syntax_tree.Argument) -> Callable[[dict], np.ndarray] | None:

@@ -20,7 +20,10 @@ from itertools import product
 from typing import Any
 from collections.abc import Callable
 
+import numpy as np
+
 from ... import ir
+from ...frontend.lambda_arrays import table_array
 from ..ops import Linear, Op
 from ..tolerances import LINEAR_TOLERANCE
 from ..variables import Var, coordinate
@@ -93,6 +96,9 @@ def _separated(out: Var, fn: Fn, inputs: tuple[Var, ...], base: tuple[Any, ...],
                domains: tuple[tuple[Any, ...], ...], possible: list[tuple[Any, ...]] | None = None) -> Parts | None:
     """The parts of each input (`_part`, over its values in `domains`) when enc f is their sum
     on every combination of `domains` (of `possible`, when given); else None."""
+    table = _number_table(out, fn, domains) if possible is None else None
+    if table is not None:
+        return _separated_table(out, base_vector, domains, table)
     parts = [_part(out, fn, inputs, base, base_vector, i, domains[i]) for i in range(len(inputs))]
     for combination in product(*domains) if possible is None else possible:
         expected = dict(base_vector)
@@ -101,6 +107,31 @@ def _separated(out: Var, fn: Fn, inputs: tuple[Var, ...], base: tuple[Any, ...],
         if not _close(out.encode(fn(*combination)), expected):
             return None
     return parts
+
+
+def _number_table(out: Var, fn: Fn, domains: tuple[tuple[Any, ...], ...]) -> np.ndarray | None:
+    """enc f on every pair of two inputs' `domains` [len(domains[0]), len(domains[1])] float64,
+    for a numerical `out` whose lambda the arrays compute (lambda_arrays.table_array: a running
+    mean's hundreds of thousands of values against a few); else None."""
+    if out.encoding != ir.NUMERICAL or len(domains) != 2 or not isinstance(fn, ir.Fn):
+        return None
+    table = table_array(fn, domains[0], domains[1])
+    if table is None or table.dtype.kind not in "bif":  # strings: not numbers
+        return None
+    return table.astype(np.float64)  # float(value) of each bool, int (within 2^53) or float
+
+
+def _separated_table(out: Var, base_vector: Vector, domains: tuple[tuple[Any, ...], ...],
+                     table: np.ndarray) -> Parts | None:
+    """`_separated` of two inputs, their every pair's enc f in `table` (`_number_table`): the
+    same float operations, in the same order, on arrays."""
+    base = base_vector[out.label]
+    firsts, seconds = table[:, 0] + -1.0 * base, table[0, :] + -1.0 * base  # `_part`: enc f - enc f(base)
+    expected = (base + firsts)[:, None] + seconds[None, :]
+    if not np.all(np.abs(table - expected) <= LINEAR_TOLERANCE * np.maximum(1.0, np.abs(table))):  # `_close`
+        return None
+    return [{value: {out.label: part} for value, part in zip(domain, parts.tolist())}
+            for domain, parts in zip(domains, (firsts, seconds))]
 
 
 def _part(out: Var, fn: Fn, inputs: tuple[Var, ...], base: tuple[Any, ...], base_vector: Vector, i: int,

@@ -185,4 +185,21 @@ def score_selector(state: LoweringState, selector: ir.Selector, split: SplitInpu
         joints = [op for op in map(state.writer.get, spec.reads()) if is_joint(op)]
         if joints and joints_lower_bound(state.program, joints) > ASSEMBLY_PARAMETERS:
             return StandInScore(len(spec.terms), (), read=variables_read(spec))
-    return score_columns(spec, shared_block if state.options.shared_blocks else None)
+    shared = state.options.shared_blocks
+    key = spec_key(spec, shared)
+    if key is None:
+        return score_columns(spec, shared_block if shared else None)
+    if key not in state.scores:  # a selector read by several aggregates is scored once (a million pairs at 1,024)
+        state.scores[key] = score_columns(spec, shared_block if shared else None)
+    return state.scores[key]
+
+
+def spec_key(spec: SelectorSpec, shared_blocks: bool) -> tuple[Any, ...] | None:
+    """All that `score_columns` reads of `spec` (and the block option), as a key: equal keys
+    give equal scores. Per term its variables (themselves: they compare by identity) and its
+    table (domains and cells); None when a term matches positions, whose forms are scored as
+    they are."""
+    if any(term.by_position is not None for term in spec.terms):
+        return None
+    return (shared_blocks, *((t.keys, t.queries, t.table.keys, t.table.queries, t.table.held.shape,
+                              t.table.held.tobytes()) for t in spec.terms))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from ... import ir
 from ...frontend.infer import ValueSets
 from ..ops import Op, fresh_label
-from ..selector_terms import Term
+from ..selector_terms import Score, Term
 from ..variables import Var, sorted_values
 from .rewrites import LoweringOptions, Site
 
@@ -35,6 +35,7 @@ class LoweringState:
     cache: dict[tuple[str, Any], Var] = field(default_factory=dict)  # (kind, key) -> Var: views, joints, features made once
     origin: dict[Var, str] = field(default_factory=dict)  # Var -> the name of the rewrite whose proposal wrote it
     labels: set[str] = field(default_factory=set)
+    scores: dict[tuple[Any, ...], Score] = field(default_factory=dict)  # selectors.spec_key -> its score, computed once; drafts share it
 
     def var_for(self, node: ir.SOp) -> Var:
         """The variable of `node`, lowered (with every s-op it reads) on first demand."""
