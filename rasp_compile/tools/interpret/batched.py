@@ -306,7 +306,7 @@ def _lambda_row(predicate: str | ir.Fn, key, queries: list) -> list[bool] | None
         return None
     call = predicate.call
     try:
-        row = [call(key, query) for query in queries]
+        row: list = [call(key, query) for query in queries]
     except Exception:  # the user's lambda fails on some pair: found pair by pair
         return None
     return row if all(type(result) is bool for result in row) else None
