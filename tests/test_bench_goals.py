@@ -78,4 +78,17 @@ def test_long_goal_shows_a_refusal_by_its_location_and_first_clause():
     goal, passed, detail = goals.goal_long(refused)
     assert not passed
     assert detail == ("count refused: count.rasp:6:8: the model would need about 117,715,070 parameters "
-                      "(after 2.0 CPU s)")
+                      "(after 2.0 CPU s)" + goals.in_the_way("L", "count"))
+
+
+def test_what_stands_in_the_way_is_named_where_a_goal_fails_only():
+    """A program failing a goal gets IN_THE_WAY's text for that goal, in brackets; a passing one
+    none, and a program without an entry nothing more than its figure."""
+    cells = long_cells()
+    assert goals.goal_long(cells)[1] and "[" not in goals.goal_long(cells)[2]
+    slow = [dict(c, compile_cpu_s=31.0) if c["program"] in ("count", "reverse") and c["max_len"] == 4096 else c
+            for c in cells]
+    detail = goals.goal_long(slow)[2]
+    assert f"count compiles in 31.0 CPU s (widest s-op tokens 2 of 9 residual dims) [{goals.IN_THE_WAY['L', 'count']}]" in detail
+    assert "reverse compiles in 31.0 CPU s (widest s-op tokens 2 of 9 residual dims);" in detail + ";"
+    assert goals.in_the_way("C2", "reverse") == ""
