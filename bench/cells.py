@@ -39,12 +39,19 @@ def reason(cell: dict) -> str:
     if "refused" in cell:
         return "refused: " + refusal_clause(cell["refused"])
     if "error" in cell:
-        return f"{cell['status']}: {markdown_safe(cell['error'][:ERROR_CHARS])}"
+        return f"{cell['status']}: {markdown_safe(clipped(cell['error']))}"
     return cell["status"]
 
 
-ERROR_CHARS = 120
-"""Characters of a worker's error line a table shows (results.json keeps it whole)."""
+ERROR_CHARS = 160
+"""Characters of a worker's error line or a refusal's clause a table shows, cut at a word with
+" ..." (results.json keeps it whole)."""
+
+
+def clipped(text: str) -> str:
+    """`text`, or its first ERROR_CHARS characters cut back to a whole word, then " ..." (a number
+    is never shown cut short)."""
+    return text if len(text) <= ERROR_CHARS else text[:ERROR_CHARS].rsplit(" ", 1)[0] + " ..."
 
 
 def refusal_clause(message: str) -> str:
@@ -54,7 +61,7 @@ def refusal_clause(message: str) -> str:
     where, _, what = first.partition(" error: ")
     for stop in ("; ", ": "):
         what = what.split(stop)[0]
-    return markdown_safe(f"{where} {what[:ERROR_CHARS]}")
+    return markdown_safe(f"{where} {clipped(what)}")
 
 
 def markdown_safe(text: str) -> str:

@@ -1,6 +1,7 @@
 """How the compiled models scale with max_len: size, cost, compile time, speed and exactness.
 
     python bench/scale.py [--programs reverse,sort] [--max-lens 5,10,...,4096] [--jobs 2] [--timeout 300]
+    python bench/scale.py --tables-only    (results.md and scale.svg again from results.json, nothing measured)
 
 Per program (default: every programs/*.rasp) and max_len (default 5 to 4,096, the language's cap),
 one "cell", measured by a worker process (bench/scale_cell.py, one JSON line per finished stage):
@@ -193,9 +194,9 @@ def costliest_first(names: list[str], previous: Path) -> list[str]:
 # Output files and the command line.
 
 
-def write_results(out: Path, cells: list[dict], tables: list[Table], goals: dict, settings: dict) -> None:
-    """OUT/results.md (settings, samples per max_len, tables, goal lines), OUT/results.json, OUT/scale.svg."""
-    info = machine()
+def write_results(out: Path, cells: list[dict], tables: list[Table], goals: dict, settings: dict, info: dict) -> None:
+    """OUT/results.md (settings, samples per max_len, tables, goal lines), OUT/results.json, OUT/scale.svg;
+    `info`: the machine, date and commit the cells were measured on (harness.machine)."""
     out.mkdir(parents=True, exist_ok=True)
     header = [
         "# bench/scale.py results", "",
@@ -239,6 +240,9 @@ def parse_args(argv: list[str] | None):
     parser.add_argument("--runs", type=int, default=3, help="forward runs (best) and cold compiles up to 64 (median)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results/)")
+    parser.add_argument("--tables-only", action="store_true",
+                        help="measure nothing: write the tables, goals and plot again from OUT/results.json's cells "
+                             "(the goals' wording may have changed; the figures and their commit stay the run's)")
     return parser.parse_args(argv)
 
 
@@ -252,17 +256,34 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     for variable in BLAS_THREADS:
         os.environ.setdefault(variable, "1")
+    console = Console(width=None if sys.stdout.isatty() else 200)  # files and pipes get whole rows
+    if args.tables_only:
+        run = json.loads((args.out / "results.json").read_text())
+        names = list(dict.fromkeys(cell["program"] for cell in run["cells"]))
+        report(args.out, console, names, run["cells"], run["settings"], run["machine"])
+        return 0
     names = args.programs.split(",") if args.programs else library_programs()
     max_lens = [int(n) for n in args.max_lens.split(",")]
-    console = Console(width=None if sys.stdout.isatty() else 200)  # files and pipes get whole rows
     started = time.perf_counter()
     with ThreadPoolExecutor(args.jobs) as pool:
         measured = dict(zip(order := costliest_first(names, args.out / "results.json"), pool.map(
             lambda name: run_program(PROGRAMS_DIR / f"{name}.rasp", max_lens, args, console), order)))
     cells = [cell for name in names for cell in measured[name]]
+    settings = {key: getattr(args, key) for key in ("jobs", "timeout", "samples", "long_samples", "batch", "runs",
+                                                     "seed")}
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    report(args.out, console, names, cells, {"max_lens": max_lens, **settings,
+                                             "minutes": round((time.perf_counter() - started) / 60, 1),
+                                             "cpu_minutes": round((children.ru_utime + children.ru_stime) / 60, 1)},
+           machine())
+    return 0
+
+
+def report(out: Path, console: Console, names: list[str], cells: list[dict], settings: dict, info: dict) -> None:
+    """The tables and goal lines of `cells`, printed and written to OUT (write_results)."""
     tables = [program_table(name, [c for c in cells if c["program"] == name]) for name in names]
     tables.append(comparison_table(cells))
-    if any(n > CONTEXT for n in max_lens):
+    if any(n > CONTEXT for n in settings["max_lens"]):
         tables.append(long_table(cells))
     goals = goal_checks(cells)
     for table in tables:
@@ -271,13 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"goals: {group}", highlight=False)
         for line in goal_lines(lines):
             console.print(line, highlight=False)
-    settings = {key: getattr(args, key) for key in ("jobs", "timeout", "samples", "long_samples", "batch", "runs",
-                                                     "seed")}
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    write_results(args.out, cells, tables, goals, {"max_lens": max_lens, **settings,
-                                                   "minutes": round((time.perf_counter() - started) / 60, 1),
-                                                   "cpu_minutes": round((children.ru_utime + children.ru_stime) / 60, 1)})
-    return 0
+    write_results(out, cells, tables, goals, settings, info)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,19 @@ def test_scale_markdown_has_the_table_and_goal_lines(runs):
     assert "goal 5" in runs["scale"]
 
 
+def test_scale_tables_only_writes_the_same_figures_again_from_results_json(runs, tmp_path):
+    """--tables-only measures nothing: results.md and results.json come again from the run's cells,
+    with the run's machine, date and commit in the header."""
+    out = tmp_path / "again"
+    out.mkdir()
+    (out / "results.json").write_text((runs["out"] / "results.json").read_text())
+    subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--tables-only", "--out", str(out)],
+                   capture_output=True, text=True, check=True)
+    assert (out / "results.md").read_text() == (runs["out"] / "results.md").read_text()
+    assert json.loads((out / "results.json").read_text()) == json.loads((runs["out"] / "results.json").read_text())
+    assert (out / "scale.svg").exists()
+
+
 def test_fuzz_at_a_given_max_len_compiles_programs_there():
     """--max-len recompiles each generated program at that length; the report says so."""
     outcomes = [fuzz.check_program(1, index, max_len=12) for index in range(3)]

@@ -5,6 +5,7 @@ scale.py does not try a cell that would surely run out of time."""
 
 from __future__ import annotations
 
+import cells  # bench/cells.py
 import scale  # bench/scale.py
 import scale_tables  # bench/scale_tables.py: bench/ is on the tests' path (pyproject.toml)
 
@@ -21,6 +22,15 @@ def test_a_refused_cell_shows_where_and_why_in_one_cell_of_its_row():
     assert row[7] == "4.250" and set(row[2:7] + row[8:]) == {"-"}
     killed = {"program": "sort", "max_len": 2048, "status": "error", "error": "MemoryError: a | b"}
     assert scale_tables.program_table("sort", [killed]).rows[0][1] == "error: MemoryError: a \\| b"
+
+
+def test_a_long_refusal_is_cut_at_a_word_never_inside_a_number():
+    message = ("x.rasp:3:4: error: 'output' must tell apart values of 'state' only 0.000977 apart, and in float32 it "
+               "may be off by up to 0.00076 (allowed 0.00024) after the sum of many large and cancelling units, "
+               "added in an order of the matmul's own; compile with --dtype float64")
+    shown = cells.reason({"status": "refused", "refused": message})
+    assert shown.endswith(" ...") and "(allowed 0.00024)" in shown
+    assert len(shown) <= len("refused: x.rasp:3:4 ") + cells.ERROR_CHARS + len(" ...")
 
 
 def test_past_1024_float32_and_float64_are_shown_side_by_side():
