@@ -13,7 +13,9 @@ name always runs.
                            lowered again without split-keys: one layer deeper, within the budget
     check_budget           a model too large to build is refused before any weight is
     check_precision        refuse numbers the float dtype cannot hold exactly enough; every
-                           read-out's error bound and tolerance (meta.margins)
+                           read-out's error bound and tolerance (meta.margins); where it refuses,
+                           the graph with step MLPs' numbers rounded again (rerounded-steps) is
+                           checked instead, and kept when it passes every check
     schedule               operations -> the earliest attention / MLP sub-layer
     assemble               per-primitive weights (primitives/) -> arrays and meta
     MODEL_PASSES           Model -> Model, in order; then the arrays are cast to the dtype
@@ -35,7 +37,7 @@ from numpy.typing import DTypeLike
 
 from .. import ir
 from ..collector import collector_paused
-from ..errors import ArgumentError, RaspError, placed_at, recursion_refused
+from ..errors import ArgumentError, RaspError, RaspPrecisionError, placed_at, recursion_refused
 from ..frontend.infer import ValueSets, infer_value_sets
 from ..runtime.model import Model, validate
 from .assemble import assemble, cast_to
@@ -58,6 +60,7 @@ from .passes.interpolated_steps import interpolate_steps
 from .passes.linear_readout import choose_linear_readout
 from .passes.number_readout import choose_number_readout
 from .passes.prune import prune
+from .passes.rerounded_steps import reround_steps
 from .every_input import checkable, verified_margin
 from .precision import ImpreciseAnswer, check_precision, refusal
 from .schedule import schedule
@@ -157,6 +160,9 @@ OPTIMIZATIONS = {
     "linear-readout": "a last table that a linear read-out can answer is left to unembed",
     "number-readout": "a numeric-valued output is written as one number, read as the nearest value",
     "prune": "residual dimensions that no weight reads are dropped",
+    "rerounded-steps": (
+        "where the dtype cannot hold a model, a step MLP's number is rounded again by a step MLP of its own values, a layer later"
+    ),
 }
 """Every optimisation by name (`--no-opt NAME`, `disabled=` below): with all of them off,
 each s-op is compiled by its plain construction, one-hot and one sub-layer each."""
@@ -255,8 +261,27 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
     layout = lay_out(graph)
     graph, layout, enabled = whole_answer(graph, layout, value_sets, enabled)
     check_budget(graph, layout, pruned="prune" in enabled)
-    margins, unproven = check_precision(graph, dtype, compiles, answer_checked_elsewhere=checkable(program))
-    return graph, layout, margins, unproven
+    checked_elsewhere = checkable(program)
+    try:
+        return graph, layout, *check_precision(graph, dtype, compiles, answer_checked_elsewhere=checked_elsewhere)
+    except RaspPrecisionError as refused:
+        return rerounded(graph, dtype, enabled, refused, checked_elsewhere)
+
+
+def rerounded(graph: Graph, dtype: DTypeLike, enabled: frozenset[str], refused: RaspPrecisionError,
+              answer_checked_elsewhere: bool) -> tuple[Graph, Layout, list[dict[str, Any]], ImpreciseAnswer | None]:
+    """For a graph refused for precision: the graph with step MLPs' numbers rounded again
+    (passes/rerounded_steps.py), its layout and check_precision's findings, when it passes the
+    size budget and the precision checks in `dtype`; else the refusal `refused`."""
+    again = reround_steps(graph, dtype) if "rerounded-steps" in enabled else graph
+    if again is graph:
+        raise refused
+    layout = lay_out(again)
+    try:
+        check_budget(again, layout, pruned="prune" in enabled)
+        return again, layout, *check_precision(again, dtype, answer_checked_elsewhere=answer_checked_elsewhere)
+    except RaspError:
+        raise refused from None
 
 
 def whole_answer(graph: Graph, layout: Layout, value_sets: ValueSets, enabled: frozenset[str],
