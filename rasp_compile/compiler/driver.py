@@ -15,7 +15,8 @@ name always runs.
     check_precision        refuse numbers the float dtype cannot hold exactly enough; every
                            read-out's error bound and tolerance (meta.margins); where it refuses,
                            the graph with step MLPs' numbers rounded again (rerounded-steps) is
-                           checked instead, and kept when it passes every check
+                           checked instead, and kept when it passes every check (a two-digit
+                           read-out's high digit may be rounded again before the budget's check)
     schedule               operations -> the earliest attention / MLP sub-layer
     assemble               per-primitive weights (primitives/) -> arrays and meta
     MODEL_PASSES           Model -> Model, in order; then the arrays are cast to the dtype
@@ -60,7 +61,7 @@ from .passes.interpolated_steps import interpolate_steps
 from .passes.linear_readout import choose_linear_readout
 from .passes.number_readout import choose_number_readout
 from .passes.prune import prune
-from .passes.rerounded_steps import reround_steps
+from .passes.rerounded_steps import reround_high_digit, reround_steps
 from .every_input import checkable, verified_margin
 from .precision import ImpreciseAnswer, check_precision, refusal
 from .schedule import schedule
@@ -260,6 +261,8 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
         graph = build_graph(program, value_sets, enabled)
     layout = lay_out(graph)
     graph, layout, enabled = whole_answer(graph, layout, value_sets, enabled)
+    if "rerounded-steps" in enabled and (digit := reround_high_digit(graph, dtype)) is not graph:
+        graph, layout = digit, lay_out(digit)
     check_budget(graph, layout, pruned="prune" in enabled)
     checked_elsewhere = checkable(program)
     try:

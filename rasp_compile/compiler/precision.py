@@ -195,7 +195,7 @@ def _answer(graph: Graph, bounds: dict[Var, float], carried: dict[Var, float], d
     if first.encoding == ir.NUMERICAL:
         gap = smallest_gap([c for c in readout.classes if c is not None])
         margin = Margin(first, output, "nearest-value", _nearest_value_error(graph, bounds, gap, dtype) + readout.offset,
-                        (1 - NEAREST_VALUE_ROUNDING_SHARE) / 2 * gap)
+                        nearest_value_tolerance(gap))
         _within(margin, dtype, f"the answer {_name(output)} is read as the nearest of values only {gap:.3g} apart")
         return margin
     rows, change = 0, np.zeros(len(readout.classes))
@@ -245,11 +245,16 @@ def _nearest_value_error(graph: Graph, bounds: dict[Var, float], gap: float, dty
     decodes = [d for d in (as_decode(writers[v], writers) for v in readout.inputs) if d is not None]
     if len(decodes) == len(readout.inputs) and len({d[0] for d in decodes}) == 1:
         number, high = (decode_errors(*d, v, bounds.get(d[0], 0.0), dtype) for d, v in zip(decodes, readout.inputs))
-        return float(np.max(number + high * gap * _digit_base(readout)))
-    return bounds[readout.inputs[0]] + sum(bounds[v] for v in readout.inputs[1:]) * gap * _digit_base(readout)
+        return float(np.max(number + high * gap * digit_base(readout)))
+    return bounds[readout.inputs[0]] + sum(bounds[v] for v in readout.inputs[1:]) * gap * digit_base(readout)
 
 
-def _digit_base(readout: Readout) -> int:
+def nearest_value_tolerance(gap: float) -> float:
+    """How far a number read as its nearest class, classes `gap` apart, may stray (module docstring)."""
+    return (1 - NEAREST_VALUE_ROUNDING_SHARE) / 2 * gap
+
+
+def digit_base(readout: Readout) -> int:
     """B of a two-digit read-out (passes/number_readout.py): an error in the high digit moves the
     low one by B; 1 for a read-out of one number."""
     if len(readout.inputs) <= 1:
