@@ -70,8 +70,8 @@ def reround_high_digit(graph: Graph, dtype: DTypeLike) -> Graph:
     more than DIGIT_SHARE of the read-out's tolerance and a second rounding gains GAIN (module
     docstring); else `graph` itself."""
     readout = graph.readout
-    if len(readout.inputs) != 2 or readout.classes is None:
-        return graph
+    if len(readout.inputs) != 2 or readout.classes is None or readout.inputs[0].encoding != ir.NUMERICAL:
+        return graph  # not a nearest-value read-out of two digits (precision.py tells them apart so too)
     writer = graph.writers()[readout.inputs[1]]
     error = error_bounds(graph, dtype)[writer.out]
     gap = smallest_gap([c for c in readout.classes if c is not None])
