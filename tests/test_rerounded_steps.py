@@ -17,7 +17,7 @@ from rasp_compile.compiler import compile_program
 from rasp_compile.compiler.error_bounds import error_bounds
 from rasp_compile.compiler.driver import build_graph, OPTIMIZATIONS
 from rasp_compile.compiler.ops import NumericMLP
-from rasp_compile.compiler.passes.rerounded_steps import reround_steps
+from rasp_compile.compiler.passes.rerounded_steps import reround_high_digit, reround_steps
 from rasp_compile.errors import RaspPrecisionError
 from rasp_compile.frontend import load_program
 from rasp_compile.frontend.infer import infer_value_sets
@@ -93,3 +93,22 @@ def test_the_pass_rounds_again_only_numbers_it_makes_many_times_more_precise():
     for op, raw in pairs:
         assert op.input is raw.out and op.answers == list(op.out.values)
         assert after[op.out] * 1_000 < before[next(o.out for o in graph.ops if o.out.label == op.out.label)]
+
+
+@pytest.mark.parametrize("name, max_len", [("aab", 6), ("shuffle_dyck", 16), ("count", 512)])
+def test_only_a_two_digit_read_out_has_its_high_digit_rounded_again(name: str, max_len: int):
+    """aab and shuffle_dyck read two one-hots (categorical, string or number classes), count at 512 one
+    centred number: none has a high digit, and reround_high_digit returns the graph itself."""
+    program = _program(name, max_len)
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    assert reround_high_digit(graph, np.float32) is graph
+
+
+def test_a_high_digit_is_rounded_again_only_where_its_error_takes_a_share_of_the_margin():
+    """paren_depth: at 1,024 the high digit's error times B takes more than an eighth of the
+    read-out's tolerance in float32 (rounded again), not in float64 (kept as it is)."""
+    program = _program("paren_depth", 1_024)
+    graph = build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS))
+    assert reround_high_digit(graph, np.float64) is graph
+    again = reround_high_digit(graph, np.float32)
+    assert [op.out.label for op in again.ops if isinstance(op, NumericMLP) and op.input.label == "depth.high (raw)"] == ["depth.high"]
