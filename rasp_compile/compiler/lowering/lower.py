@@ -23,6 +23,8 @@ later (passes/dead_ops.py).
 
 from __future__ import annotations
 
+import dataclasses
+
 from functools import cache
 from typing import Any
 from collections.abc import Callable
@@ -142,6 +144,8 @@ def _width_ops(state: LoweringState, selector: ir.Selector, out: Var) -> Op:
     if op is not None:
         return op
     spec = score_selector(state, selector)
+    if spec.always_selects or spec.bos_as_key:  # BOS's share is what the head counts by: scored as for any width
+        spec = dataclasses.replace(spec, always_selects=False, bos_as_key=False)
     weight = bos_weight(out.values)
     share = state.new_var(f"{out.label}.bos_share", ir.NUMERICAL, bos_shares(out.values, weight), loc=out.loc)
     state.emit(Attend(share, spec, HeadKind.WIDTH, selector=selector, bos_weight=weight))
