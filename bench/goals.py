@@ -77,6 +77,18 @@ EXTRA_LAYERS = {
         "(passes/position_selects.py, _precise_enough), and split heads reading the index's one-hot instead "
         "would cost max_len head columns each: 1,607,328 parameters against 251,342 at max_len 40 "
         "(measured at commit 035672d with the one-hot heads allowed): the layer buys a 6.4x smaller model"),
+    "dyck1": (
+        "from max_len 1,024 a 3rd layer's MLP rounds again the 0/1 tests of the running balance (rerounded-steps): "
+        "their step MLPs, steps 1/1,024 apart over [-1, 1], have units of about 4,000 and may be off by 4e-4 in "
+        "whatever order c_proj adds them, and the state reads them 1/1,024 apart: the layer buys float32 at 1,024, "
+        "where 2 layers hold only in float64"),
+    "dyck2": "as dyck1, from max_len 512: a 5th layer's MLP rounds again the 0/1 tests of its running means",
+    "hist": (
+        "from max_len 2,048 a 2nd layer's MLP rounds again the two-digit read-out's high digit (rerounded-steps): "
+        "its step MLP's units reach 2 |rank - threshold|, and with every positive term added first the digit "
+        "alone was off by 0.31 of the 0.375 the read-out allows (count at 2,048; the answer then strays past it "
+        "with the width's own 0.13): the layer makes the digit exact in every summation order tried"),
+    "length": "as hist, from max_len 2,048: the read-out's high digit rounded again",
 }
 """Per program, what its layers beyond the RASP paper's analysis buy, where the compiler builds more."""
 
@@ -88,14 +100,12 @@ IN_THE_WAY = {
     "head that many rows; a numeric comparison of two counts would stand in, but at 1,024 a count's own error "
     "bound (0.30) leaves no margin under a score sharp enough for a gap of 1 (docs/performance.md)",
     ("C1", "sort_freq"): "as most_freq: select(count, count, >) keeps the count's and the index's one-hots",
-    ("C1", "dyck1"): "its running means are decoded by step MLPs whose far-side units reach about 2,000 and cancel "
-    "pair by pair; the output's matmul may add them in any order, so each unit's magnitude is charged a rounding, "
-    "past the quarter gap (1/4,096) the state's steps allow: float32 is refused, float64 compiles and is exact (a "
-    "decode whose units stay small, re-rounded by a further layer, would stand in)",
-    ("C1", "shuffle_dyck"): "as dyck1: the step MLPs decoding its running means",
-    ("C1", "shuffle_dyck2"): "as dyck1: the step MLPs decoding its running means",
-    ("C1", "dyck2"): "as dyck1 (from max_len 512): the step MLPs decoding its state; its select(level, level, ==) "
-    "is compared digit by digit there, 2,238,897 parameters at 1,024 in float64",
+    ("C1", "dyck1"): "its running balance's 0/1 tests are rounded again by a 3rd layer (rerounded-steps) to hold "
+    "float32 at 1,024",
+    ("C1", "shuffle_dyck"): "as dyck1: its running means' 0/1 tests rounded again by a further layer",
+    ("C1", "shuffle_dyck2"): "as dyck1: its running means' 0/1 tests rounded again by a further layer",
+    ("C1", "dyck2"): "as dyck1 (from max_len 512): its state's 0/1 tests rounded again; its select(level, level, ==) "
+    "is compared digit by digit, 2,238,897 parameters at 1,024",
     ("C2", "sort"): "its range select needs the key's target squared as a key feature, exact to 1/16 at values up to "
     "262,144; float32's bound for that polyline is several times it, so the match keeps a one-hot table of the index "
     "(max_len^2 parameters)",
@@ -104,12 +114,11 @@ IN_THE_WAY = {
     ("C4", "forward"): "the misses are the smallest models, a 1-layer selector_width head on 1,000 x 21 positions: "
     "NumPy's per-operation cost, with the BLAS calls' shapes kept (a first layer's scores tabulated per query token "
     "ran 1.5x faster but changes which order each sum rounds in)",
-    ("L", "length"): "the two-digit read-out of 4,096 classes has a high digit written by a step MLP whose units "
-    "reach 2 |x - t|, about 8,000, and cancel pair by pair; the output's matmul adds them in an order of its own, "
-    "which may round past the 3/8 the read-out allows: float32 is refused (a digit whose units stay small, "
-    "re-rounded by a further layer, would stand in)",
-    ("L", "hist"): "as length: the high digit's step MLP of the 4,097-class read-out",
-    ("L", "count"): "as length: the high digit's step MLP of the 4,097-class read-out",
+    ("L", "length"): "the two-digit read-out's high digit is rounded again by a further layer (rerounded-steps)",
+    ("L", "hist"): "the width's own step MLP reads BOS's share by 4,096 steps whose units reach about 16,000 and "
+    "cancel pair by pair; charged in any summation order it may be off by more than the read-out's 3/8, and its "
+    "4,097 values are too many to round again: float32 is refused, float64 compiles and is exact",
+    ("L", "count"): "as hist: the width's own step MLP of 4,096 steps",
     ("L", "frac_prevs"): "a mean over n + 1 keys is charged (n + 1) / 8 roundings of its largest value: 3.1e-5 at "
     "4,096, where a numerical answer must be within 1e-5",
     ("L", "pair_balance"): "as frac_prevs: the mean's (n + 1) / 8 roundings",
