@@ -143,6 +143,16 @@ def as_fn(f: Fn | Callable[..., Value]) -> Fn:
     return Fn(f, getattr(f, "__name__", "<python function>"))
 
 
+def swapped(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """`fn` with its two arguments in the other order: fn(b, a) at (a, b). An `Fn` stays an Fn of
+    the same text and place, computed on arrays where `fn` is (frontend/lambda_arrays.py)."""
+    if not isinstance(fn, Fn):
+        return lambda a, b: fn(b, a)
+    on_arrays = fn.on_arrays
+    return Fn(lambda a, b: fn(b, a), fn.text, fn.loc,
+              on_arrays=None if on_arrays is None else (lambda a, b: on_arrays(b, a)))
+
+
 def composed(outer: Callable, inner: Callable, empty=None) -> Callable:
     """`outer(inner(*args))`, and `empty` where `inner` gives none (None): a map of none is none,
     or 0 when numerical (pass empty=0), and `outer` is never called on None."""

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from .element_fn import (  # noqa: F401 (re-exported: ir.Fn, ir.as_fn, ir.compare, ...)
-    COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity, predicate_table, unpacked,
+    COMPARISONS, VALUE_TEXT, VALUE_TYPES, Fn, Value, as_fn, compare, identity, predicate_table, swapped, unpacked,
 )
 from .errors import ArgumentError, ArgumentTypeError, Loc
 from .safe_text import shown

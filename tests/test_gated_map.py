@@ -18,9 +18,12 @@ from rasp_compile.compiler.primitives.gated_map import gated_map_mlp, hidden_uni
 from rasp_compile.compiler import build_graph
 from rasp_compile.compiler.layout import lay_out
 from rasp_compile.compiler.primitives.numeric_mlp import step_mlp
+from rasp_compile.compiler import ops
 from rasp_compile.compiler.ops import GatedMap, NumericMLP, Op, TableMLP
 from rasp_compile.compiler.variables import Var
 from rasp_compile.frontend import parse_program
+from rasp_compile.element_fn import identity_key
+from rasp_compile.frontend import lambda_arrays
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.runtime.model import n_params
 from rasp_compile.testing.differential import assert_agree, compiled_exactly, disagreements, every_input, random_inputs
@@ -252,3 +255,31 @@ output numerical({call})
     inputs = [[rng.choice("abc") for _ in range(rng.randint(1, max_len))] for _ in range(60)]
     bad, _ = disagreements(compiled_exactly(program), program, inputs)
     assert bad == [], bad[:2]
+
+
+@pytest.mark.parametrize("disabled", [(), ("binary-products",)], ids=["all passes", "no binary-products"])
+def test_answers_on_arrays_are_the_per_value_answers(disabled, monkeypatch):
+    """GatedMap.answers computed on arrays (a gate value at a time, lambda_arrays.results_at) are
+    the lambda's answers called value by value, type included (2 and 2.0 told apart), on every
+    gated map of the programs above at max_len 16, where the means have enough values for arrays."""
+    def answers(per_value: bool) -> list[dict]:
+        with monkeypatch.context() as patch:
+            if per_value:
+                patch.setattr(ops, "results_at", lambda fn, values, *fixed: [fn(v, *fixed) for v in values])
+            graphs = [build_graph(program, infer_value_sets(program), frozenset(OPTIMIZATIONS) - set(disabled))
+                      for program in (parse_program(text, max_len=16) for text in PROGRAMS.values())]  # fresh memos
+            return [{g: [identity_key(a) for a in column] for g, column in op.answers.items()}
+                    for graph in graphs for op in graph.ops if isinstance(op, GatedMap)]
+
+    on_arrays = []
+    counted = lambda_arrays.results_on_arrays
+
+    def counting(fn, rows):
+        computed = counted(fn, rows)
+        on_arrays.append(computed is not None and len(rows[0]) == 2)  # a gated map's (number, gate value)
+        return computed
+
+    monkeypatch.setattr(lambda_arrays, "results_on_arrays", counting)
+    computed = answers(per_value=False)
+    assert computed == answers(per_value=True) and len(computed) >= 4
+    assert any(on_arrays)  # some gated maps' answers did come from arrays

@@ -96,8 +96,9 @@ class GatedMap:
     @cached_property
     def answers(self) -> dict[Any, tuple[Any, ...]]:
         """gate value -> fn at each of the input's values, in order (computed once: the input
-        may have thousands of values and the gate dozens)."""
-        return {g: tuple(self.fn(p, g) for p in self.input.values) for g in self.gate.values}
+        may have hundreds of thousands of values and the gate dozens): on arrays where the
+        lambda allows, one gate value at a time (lambda_arrays.results_at)."""
+        return {g: tuple(results_at(self.fn, self.input.values, g)) for g in self.gate.values}
 
     def piece(self, g: Any) -> NumericMLP:
         """f(., g) as a map of the number alone."""

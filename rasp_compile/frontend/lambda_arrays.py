@@ -71,11 +71,12 @@ def results_on_arrays(fn: Fn, rows: list[tuple]) -> list | None:
     return None
 
 
-def results_at(fn: Callable[[Any], Any], values: Sequence) -> list:
-    """fn at each of `values` (its one argument), in order: on arrays where `fn` is an `Fn` and
-    they give every result (results_on_arrays), else call by call."""
-    computed = results_on_arrays(fn, [(value,) for value in values]) if isinstance(fn, Fn) else None
-    return computed if computed is not None else [fn(value) for value in values]
+def results_at(fn: Callable[..., Any], values: Sequence, *fixed: Any) -> list:
+    """fn(value, *fixed) at each of `values`, in order: on arrays where `fn` is an `Fn` and they
+    give every result (results_on_arrays), else call by call (memo look-ups for the rows the
+    arrays did compute)."""
+    computed = results_on_arrays(fn, [(value, *fixed) for value in values]) if isinstance(fn, Fn) else None
+    return computed if computed is not None else [fn(value, *fixed) for value in values]
 
 
 def _by_types(rows: list[tuple]) -> Mapping[tuple, tuple[list | None, list[tuple]]]:

@@ -54,7 +54,7 @@ def product_by_digits(state: LoweringState, site: SequenceMapSite) -> Linear | N
         if met is None:
             continue
         offset = 1 - min(met)  # count = position value + offset: 0 for the length, 1 for the index
-        pieces = meeting_affine_pieces(fn if x_first else (lambda p, g: fn(g, p)), met)
+        pieces = meeting_affine_pieces(fn if x_first else ir.swapped(fn), met)
         form = pieces and _affine_in_count({value + offset: line for value, line in pieces.items()})
         if form:
             return _digits_sum(state, out, x, form)

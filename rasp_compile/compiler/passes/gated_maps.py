@@ -41,7 +41,7 @@ def gated_map(state: LoweringState, site: SequenceMapSite) -> GatedMap | None:
         exact_gate = exact_categorical(state, gate)
         if exact_gate is None or exact_gate.may_be_none:
             continue
-        op = GatedMap(out, x, exact_gate, fn if x_first else (lambda p, g: fn(g, p)))
+        op = GatedMap(out, x, exact_gate, fn if x_first else ir.swapped(fn))
         pieces = meeting_affine_pieces(op.fn, meeting_values) if meeting_values and out.encoding == ir.NUMERICAL else None
         if pieces is not None:  # lines through the values that meet: no answer elsewhere is needed
             return replaced(op, affine=pieces)
