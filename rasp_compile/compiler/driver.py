@@ -13,6 +13,7 @@ name always runs.
                            lowered again without split-keys: one layer deeper, within the budget
     answer_by_steps        a numerical answer interpolated by the pass of that name goes back
                            to flat steps where the analysis proves the steps, not the polyline
+                           (for a program with too many inputs for every_input)
     check_budget           a model too large to build is refused before any weight is
     check_precision        refuse numbers the float dtype cannot hold exactly enough; every
                            read-out's error bound and tolerance (meta.margins)
@@ -256,9 +257,11 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
         graph = build_graph(program, value_sets, enabled)
     layout = lay_out(graph)
     graph, layout, enabled = whole_answer(graph, layout, value_sets, enabled)
-    graph = _answer_by_steps_where_proven(graph, dtype)
+    checked_elsewhere = checkable(program)
+    if not checked_elsewhere:
+        graph = _answer_by_steps_where_proven(graph, dtype)
     check_budget(graph, layout, pruned="prune" in enabled)
-    margins, unproven = check_precision(graph, dtype, compiles, answer_checked_elsewhere=checkable(program))
+    margins, unproven = check_precision(graph, dtype, compiles, answer_checked_elsewhere=checked_elsewhere)
     return graph, layout, margins, unproven
 
 
@@ -266,7 +269,8 @@ def _answer_by_steps_where_proven(graph: Graph, dtype: DTypeLike) -> Graph:
     """`graph`, or the graph with the numerical answer's polyline back on flat steps
     (interpolated_steps.answer_by_steps) where the analysis proves the steps in `dtype` and not
     the polyline: the polyline was chosen counting only its input's leak. A graph the analysis
-    proves as it is stays as it is."""
+    proves as it is stays as it is; so does that of a program with few enough inputs for the
+    every-input check (the driver asks only for the others), which runs the polyline on each."""
     stepped = answer_by_steps(graph)
     if stepped is None or proven(graph, dtype) or not proven(stepped, dtype):
         return graph

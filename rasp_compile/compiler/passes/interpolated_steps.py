@@ -20,7 +20,8 @@ weight: its rounding is relative, and interpolation_error's margin covers it.)
 
 A numerical answer (or a line of it) written by steps is interpolated where the polyline's float32
 error plus its input's leak times its slope is below the steps' rounding; `answer_by_steps` undoes
-that where the input carries more than its leak (the driver asks the precision analysis).
+that where the input carries more than its leak (the driver asks the precision analysis, for a
+program with too many inputs for the every-input check).
 
 Needs: the read-out chosen and dead ops dropped (every reader is known). Guarantees: every
 interpolated decode's readers see at most INTERPOLATED_SCORE_ERROR of S, through the new
