@@ -2,12 +2,13 @@
 
     python bench/fuzz.py [--count 2000] [--seed 0] [--max-len N] [--numerical] [--out FILE]
 
-Program i comes from `tests/random_programs.random_program(random.Random(seed * 1_000_003 + i))`,
-and the same generator then draws its 50 random inputs (`tests/differential.random_inputs`), so a program and its
-inputs are reproduced from (seed, i) alone. Each program is checked (value sets inferred) first:
+Program i comes from `random_program(random.Random(seed * 1_000_003 + i))`
+(rasp_compile/testing/random_programs.py), and the same generator then draws its 50 random inputs
+(`random_inputs`, rasp_compile/testing/differential.py), so a program and its inputs are reproduced from (seed, i) alone. Each program is checked (value sets inferred) first:
 a program the checker refuses with a RaspError is counted as "rejected", not as a failure. Every
-other program is compiled to float32 weights and compared with the reference interpreter
-(`tests/differential.disagreements`, which skips inputs on which the program itself errs).
+other program is written as `.rasp` text (rasp_compile/testing/program_text.py) and read back through
+the whole front end, so that what the compiler says about it is located in that text; it is compiled
+to float32 weights and compared with the reference interpreter (`disagreements`, which skips inputs on which the program itself errs).
 
 With --max-len every program is compiled (and its inputs drawn) at max_len N instead of the 1-6 it
 was generated with: long inputs are where margins and float32 bite (max_len 32 found a leak that
@@ -16,17 +17,18 @@ was generated with: long inputs are where margins and float32 bite (max_len 32 f
 With --numerical every program answers a number built to strain float precision: a numerical
 s-op of the generated program, or a mean of a large constant plus its 0/1 tokens (the constant taken
 away again, or kept), or a causal running sum (a mean times the length); at a max_len drawn from
-NUMERICAL_MAX_LENS. The compiler must then either agree within the tolerance or refuse the program
-with a RaspError (a RaspPrecisionError, or a size the compiler will not build), counted as "refused".
+NUMERICAL_MAX_LENS.
 
-In either mode a program the checker accepts may still be refused by the compiler's size budget
-(a RaspSizeError: each value set is within the checker's limits, but a part of the residual, a
-combined key of several s-ops say, takes more than the budget allows; its message names that
-part): it is counted as "refused" too, with the message, not as a crash.
+In either mode the compiler must either agree with the interpreter (a number within the tolerance)
+or refuse the program with a located RaspPrecisionError (float32 cannot be proven to hold its
+numbers, or no float dtype tells apart values that Python's floats distinguish by a rounding) or a
+located RaspSizeError (each value set is within the checker's limits, but a part of the residual, a
+combined key of several s-ops say, takes more than the budget allows; its message names that part):
+counted as "refused", listed with the error's line, column and message. A refusal without a
+location, or any other error, is a crash.
 
-Outcomes: agreed, rejected, refused (for precision with --numerical, or for size), disagreed (the first bad
-input is listed), crashed (any other exception, anywhere from generation to forward pass: its type and
-message are listed).
+Outcomes: agreed, rejected, refused (for precision or size), disagreed (the first bad input is listed),
+crashed (any other exception, anywhere from generation to forward pass: its type and message are listed).
 Exit status 1 when any program disagreed or crashed, else 0.
 """
 
@@ -42,9 +44,11 @@ from pathlib import Path
 
 from rasp_compile import ir
 from rasp_compile.compiler import compile_program
-from rasp_compile.errors import RaspError, RaspSizeError
+from rasp_compile.errors import RaspError, RaspPrecisionError, RaspSizeError
+from rasp_compile.frontend import parse_checked
 from rasp_compile.frontend.infer import infer_value_sets
 from rasp_compile.testing.differential import disagreements, random_inputs
+from rasp_compile.testing.program_text import program_text
 from rasp_compile.testing.random_programs import random_program
 
 INPUTS_PER_PROGRAM = 50
@@ -59,44 +63,49 @@ NUMERICAL_INPUTS = 20
 
 @dataclass
 class Outcome:
-    """What happened to one generated program. `detail` says why for disagreed and crashed."""
+    """What happened to one generated program: `text`, the program as compiled (`.rasp`, whose lines
+    a refusal's location counts); `detail` says why for refused, disagreed and crashed."""
 
     index: int
     rng_seed: int
-    status: str  # "agreed", "rejected", "disagreed" or "crashed"
+    status: str  # "agreed", "rejected", "refused", "disagreed" or "crashed"
     compared: int = 0
     program: ir.Program | None = None
+    text: str = ""
     detail: str = ""
 
 
 def check_program(seed: int, index: int, max_len: int | None = None, numerical: bool = False) -> Outcome:
     """Generate program `index` of `seed` (at `max_len` if given; a numerical answer, module
-    docstring), check it, compile it and compare it on its inputs."""
+    docstring), check it, compile it from its text and compare it on its inputs."""
     rng_seed = seed * SEED_STRIDE + index
     rng = random.Random(rng_seed)
-    program = None
+    program, text = None, ""
     try:
         program = numerical_program(rng) if numerical else random_program(rng)
         if max_len is not None:
             program = dataclasses.replace(program, max_len=max_len)
+        text = program_text(program)
         if not accepted(program):
-            return Outcome(index, rng_seed, "rejected", program=program)
+            return Outcome(index, rng_seed, "rejected", program=program, text=text)
         count = NUMERICAL_INPUTS if numerical else INPUTS_PER_PROGRAM
         inputs = random_inputs(program.vocab, program.max_len, count, rng)
+        program, value_sets = parse_checked(text, f"seed{seed}-{index}.rasp")  # accepted: any error here is a crash
         try:
-            model = compile_program(program)
-        except RaspError as refusal:  # programs built from the IR here carry no locations to check
-            if not numerical and not isinstance(refusal, RaspSizeError):
+            model = compile_program(program, value_sets=value_sets)
+        except (RaspPrecisionError, RaspSizeError) as refusal:
+            if refusal.loc is None:
                 raise
-            return Outcome(index, rng_seed, "refused", program=program, detail=f"{type(refusal).__name__}: {refusal}")
+            detail = f"{type(refusal).__name__} at line {refusal.line}, column {refusal.col}: {refusal}"
+            return Outcome(index, rng_seed, "refused", program=program, text=text, detail=detail)
         bad, compared = disagreements(model, program, inputs)
     except Exception as error:  # a crash anywhere is a finding, reported with its type
-        return Outcome(index, rng_seed, "crashed", program=program, detail=f"{type(error).__name__}: {error}")
+        return Outcome(index, rng_seed, "crashed", program=program, text=text, detail=f"{type(error).__name__}: {error}")
     if bad:
         tokens, expected, got = bad[0]
         detail = f"input {tokens!r}: interpreter {expected!r}, model {got!r} ({len(bad)} bad inputs)"
-        return Outcome(index, rng_seed, "disagreed", compared, program, detail)
-    return Outcome(index, rng_seed, "agreed", compared, program)
+        return Outcome(index, rng_seed, "disagreed", compared, program, text, detail)
+    return Outcome(index, rng_seed, "agreed", compared, program, text)
 
 
 def numerical_program(rng: random.Random) -> ir.Program:
@@ -117,7 +126,7 @@ def numerical_program(rng: random.Random) -> ir.Program:
             output = ir.numerical(ir.Map(_fn(f"x - {c}", lambda x, c=c: x - c), mean))
         elif kind == 2 and causal:
             running = ir.numerical(ir.Aggregate(ir.Select(ir.tokens, ir.tokens, "true"), big, default=c))
-            output = ir.numerical(ir.SequenceMap(_fn("b * n", lambda b, n: b * n), running, ir.length))
+            output = ir.numerical(ir.SequenceMap(_fn("x * y", lambda x, y: x * y), running, ir.length))
         else:
             output = mean
     return dataclasses.replace(program, output=output, max_len=max_len)
@@ -134,44 +143,6 @@ def accepted(program: ir.Program) -> bool:
     except RaspError:
         return False
     return True
-
-
-def describe_program(program: ir.Program) -> str:
-    """The program as numbered s-op definitions, one per line, in evaluation order."""
-    names = {id(ir.tokens): "tokens", id(ir.indices): "indices", id(ir.length): "length"}
-    lines = [f"vocab {list(program.vocab)}, max_len {program.max_len}, "
-             f"{'causal' if program.causal else 'not causal'}"]
-    for node in program.nodes():
-        if isinstance(node, ir.SOp) and id(node) not in names:
-            names[id(node)] = f"s{len(names) - 2}"
-            lines.append(f"  {names[id(node)]} = {_sop_text(node, names)}")
-    lines.append(f"  output {names[id(program.output)]}")
-    return "\n".join(lines)
-
-
-def _sop_text(node: ir.SOp, names: dict) -> str:
-    """One s-op's definition, its arguments by name, prefixed with `numerical` when it is."""
-    prefix = "numerical " if node.encoding == ir.NUMERICAL else ""
-    if isinstance(node, ir.Map):
-        return f"{prefix}map({node.fn.text}, {names[id(node.inner)]})"
-    if isinstance(node, ir.SequenceMap):
-        return f"{prefix}sequence_map({node.fn.text}, {names[id(node.first)]}, {names[id(node.second)]})"
-    if isinstance(node, ir.Aggregate):
-        return (f"{prefix}aggregate({_selector_text(node.selector, names)}, {names[id(node.sop)]}, "
-                f"default={node.default!r})")
-    if isinstance(node, ir.SelectorWidth):
-        return f"{prefix}selector_width({_selector_text(node.selector, names)})"
-    raise TypeError(f"unknown s-op {type(node).__name__}")
-
-
-def _selector_text(selector: ir.Selector, names: dict) -> str:
-    if isinstance(selector, ir.Select):
-        predicate = selector.predicate if isinstance(selector.predicate, str) else selector.predicate.text
-        return f"select({names[id(selector.keys)]}, {names[id(selector.queries)]}, {predicate})"
-    if isinstance(selector, ir.SelectNot):
-        return f"not {_selector_text(selector.inner, names)}"
-    operator = "and" if isinstance(selector, ir.SelectAnd) else "or"
-    return f"({_selector_text(selector.first, names)} {operator} {_selector_text(selector.second, names)})"
 
 
 def progress_line(done: int, total: int, counts: Counter) -> str:
@@ -191,9 +162,11 @@ def summary_line(outcomes: list[Outcome]) -> str:
             f"{counts['crashed']:,} crashed")
 
 
-def report_failure(outcome: Outcome) -> None:
+def report(outcome: Outcome) -> None:
+    """The outcome, its program's text with numbered lines (which a refusal's line counts), and why."""
     print(f"\n{outcome.status}: program {outcome.index} (random.Random({outcome.rng_seed}))")
-    print(describe_program(outcome.program) if outcome.program else "  (no program generated)")
+    lines = outcome.text.splitlines() or ["(no program generated)"]
+    print("\n".join(f"{number:>4} | {line}" for number, line in enumerate(lines, 1)))
     print(f"  {outcome.detail}")
 
 
@@ -220,9 +193,9 @@ def main(argv: list[str] | None = None) -> int:
             out.write(f"python bench/fuzz.py {' '.join(argv if argv is not None else sys.argv[1:])}\n"
                       f": {summary_line(outcomes)}\n\n")
     failures = [outcome for outcome in outcomes if outcome.status in ("disagreed", "crashed")]
-    too_large = [outcome for outcome in outcomes if outcome.detail.startswith(RaspSizeError.__name__)]
-    for outcome in failures + too_large:  # the refusals for size with the budget's reason, not failures
-        report_failure(outcome)
+    refused = [outcome for outcome in outcomes if outcome.status == "refused"]
+    for outcome in failures + refused:  # the refusals with the compiler's reason, not failures
+        report(outcome)
     return 1 if failures else 0
 
 

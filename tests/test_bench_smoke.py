@@ -22,11 +22,12 @@ import pytest
 
 from rasp_compile.compiler import compile_program
 from rasp_compile.compiler.assemble import cast_to
-from rasp_compile.errors import RaspSizeError, RaspValueError
+from rasp_compile.errors import Loc, RaspPrecisionError, RaspSizeError, RaspValueError
 from rasp_compile.tools.flops import count_flops
 from rasp_compile.frontend import load_program
 from rasp_compile.runtime.model import n_nonzero, n_params
 from rasp_compile.runtime.prediction import predict
+from rasp_compile.testing.differential import disagreements, random_inputs
 from rasp_compile.tools.interpret import evaluate_batch
 
 import fuzz  # bench/fuzz.py: bench/ is on the tests' path (pyproject.toml)
@@ -127,36 +128,59 @@ def test_fuzz_at_a_given_max_len_compiles_programs_there():
     assert any(o.status == "agreed" and o.compared > 0 for o in outcomes)
 
 
-def test_a_program_the_checker_accepts_and_the_budget_refuses_is_refused_not_crashed(monkeypatch):
-    """The checker bounds each value set; the budget, the model they make: a combined key of
-    several s-ops can pass the first and not the second (program 153 of seed 1 at max_len 16).
-    The fuzz counts that refusal as such, with the budget's message saying which part is too wide."""
-    refusal = RaspSizeError("the model would need about 575,097,725 parameters: each value set is within the "
-                            "checker's limits, but the combined key of ...", None)
+def test_a_located_refusal_for_precision_or_size_is_refused_and_any_other_error_a_crash(monkeypatch):
+    """The checker bounds each value set; the budget, the model they make, and the precision check
+    its numbers: a program can pass the first and be refused by the others, in either mode. The fuzz
+    counts such a refusal as refused, with its place and message; without a place (the compiler
+    lost track of where the program says it), or any other error of an accepted program, a crash."""
+    where = Loc(3, 5)
+    too_large = RaspSizeError("the model would need about 575,097,725 parameters: each value set is within the "
+                              "checker's limits, but the combined key of ...", where)
+    imprecise = RaspPrecisionError("the answer 's2' must be within 1e-05 of its value ...; compile with --dtype "
+                                   "float64", where)
 
     def raising(error):
-        def compile_raising(program):
+        def compile_raising(program, **options):
             raise error
         return compile_raising
 
-    monkeypatch.setattr(fuzz, "compile_program", raising(refusal))
-    outcome = fuzz.check_program(1, 0)
-    assert outcome.status == "refused"
-    assert outcome.detail == f"RaspSizeError: {refusal}"
-    monkeypatch.setattr(fuzz, "compile_program", raising(RaspValueError("a lambda fails", None)))
+    for refusal in (too_large, imprecise):
+        for numerical in (False, True):
+            monkeypatch.setattr(fuzz, "compile_program", raising(refusal))
+            outcome = fuzz.check_program(1, 0, numerical=numerical)
+            assert outcome.status == "refused"
+            assert outcome.detail == f"{type(refusal).__name__} at line 3, column 5: {refusal}"
+            monkeypatch.setattr(fuzz, "compile_program", raising(type(refusal)(refusal.message, None)))
+            assert fuzz.check_program(1, 0, numerical=numerical).status == "crashed"
+    monkeypatch.setattr(fuzz, "compile_program", raising(RaspValueError("a lambda fails", where)))
     assert fuzz.check_program(1, 0).status == "crashed"  # any other error of an accepted program is a finding
 
 
 def test_program_153_of_seed_1_at_max_len_16_is_refused_by_the_budget_from_its_joints():
     """The checker accepts it; its selector's combined key of 8,432 values (and query of 544)
-    alone make any model holding them too large to assemble, and the budget says so before the
-    score of their 4.6 million pairs is factored (which took over 10 CPU s before the refusal)."""
+    alone make any model holding them too large to assemble, and the budget says so, at the
+    aggregate, before the score of their 4.6 million pairs is factored (which took over 10 CPU s
+    before the refusal)."""
     outcome = fuzz.check_program(1, 153, max_len=16)
     assert outcome.status == "refused"
-    assert outcome.detail.startswith("RaspSizeError: the model would need at least ")
-    assert ("the combined key of the one-hot of 'selector_width(select(length, length, λ))', "
-            "'sequence_map(length, indices)', 'indices', one dimension per combination of their values, takes "
-            "8,432 residual dimensions") in outcome.detail
+    assert outcome.detail.startswith("RaspSizeError at line 8, column 16: the model would need at least ")
+    assert outcome.text.splitlines()[7].startswith("s6 = numerical(aggregate(")
+    assert ("the combined key of the one-hot of 's1', 's2', 'indices', one dimension per combination of their "
+            "values, takes 8,432 residual dimensions") in outcome.detail
+
+
+def test_program_140_of_seed_1_at_max_len_16_is_refused_for_precision_with_advice_that_works():
+    """A mean of 0/1 over keys chosen by the parity of token + length: float32 cannot be proven
+    within 1e-5 at max_len 16 (the score's query features, exact in float32, are charged rounding
+    that the tilt between selected keys multiplies by 2 S), so the fuzz counts it as refused, at
+    the aggregate; float64, which the message advises, compiles it and agrees on its inputs."""
+    outcome = fuzz.check_program(1, 140, max_len=16)
+    assert outcome.status == "refused"
+    assert outcome.detail.startswith("RaspPrecisionError at line 4, column 16: the answer 's2' must be within 1e-05")
+    assert "compile with --dtype float64" in outcome.detail
+    assert outcome.program is not None
+    inputs = random_inputs(outcome.program.vocab, 16, 200, rng=140)
+    assert disagreements(compile_program(outcome.program, dtype=np.float64), outcome.program, inputs)[0] == []
 
 
 @pytest.mark.slow

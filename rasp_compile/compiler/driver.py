@@ -11,6 +11,9 @@ name always runs.
     lay_out                a named residual dimension per categorical value / numerical s-op
     whole_answer           a split answer (split-keys) whose model would pass the budget is
                            lowered again without split-keys: one layer deeper, within the budget
+    answer_by_steps        a numerical answer interpolated by the pass of that name goes back
+                           to flat steps where the analysis proves the steps, not the polyline
+                           (for a program with too many inputs for every_input)
     check_budget           a model too large to build is refused before any weight is
     check_precision        refuse numbers the float dtype cannot hold exactly enough; every
                            read-out's error bound and tolerance (meta.margins); where it refuses,
@@ -57,13 +60,13 @@ from .passes import affine_means, binary_products, position_widths, split_keys
 from .passes.amplification import amplify
 from .passes.dead_ops import drop_dead_ops
 from .passes.head_features import fold_head_features
-from .passes.interpolated_steps import interpolate_steps
+from .passes.interpolated_steps import answer_by_steps, interpolate_steps
 from .passes.linear_readout import choose_linear_readout
 from .passes.number_readout import choose_number_readout
 from .passes.prune import prune
 from .passes.rerounded_steps import reround_high_digit, reround_steps
 from .every_input import checkable, verified_margin
-from .precision import ImpreciseAnswer, check_precision, refusal
+from .precision import ImpreciseAnswer, check_precision, proven, refusal
 from .schedule import schedule
 
 
@@ -261,10 +264,12 @@ def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fr
         graph = build_graph(program, value_sets, enabled)
     layout = lay_out(graph)
     graph, layout, enabled = whole_answer(graph, layout, value_sets, enabled)
+    checked_elsewhere = checkable(program)
+    if not checked_elsewhere:
+        graph = _answer_by_steps_where_proven(graph, dtype)
     if "rerounded-steps" in enabled and (digit := reround_high_digit(graph, dtype)) is not graph:
         graph, layout = digit, lay_out(digit)
     check_budget(graph, layout, pruned="prune" in enabled)
-    checked_elsewhere = checkable(program)
     try:
         return graph, layout, *check_precision(graph, dtype, compiles, answer_checked_elsewhere=checked_elsewhere)
     except RaspPrecisionError as refused:
@@ -285,6 +290,18 @@ def rerounded(graph: Graph, dtype: DTypeLike, enabled: frozenset[str], refused: 
         return again, layout, *check_precision(again, dtype, answer_checked_elsewhere=answer_checked_elsewhere)
     except RaspError:
         raise refused from None
+
+
+def _answer_by_steps_where_proven(graph: Graph, dtype: DTypeLike) -> Graph:
+    """`graph`, or the graph with the numerical answer's polyline back on flat steps
+    (interpolated_steps.answer_by_steps) where the analysis proves the steps in `dtype` and not
+    the polyline: the polyline was chosen counting only its input's leak. A graph the analysis
+    proves as it is stays as it is; so does that of a program with few enough inputs for the
+    every-input check (the driver asks only for the others), which runs the polyline on each."""
+    stepped = answer_by_steps(graph)
+    if stepped is None or proven(graph, dtype) or not proven(stepped, dtype):
+        return graph
+    return stepped
 
 
 def whole_answer(graph: Graph, layout: Layout, value_sets: ValueSets, enabled: frozenset[str],

@@ -96,6 +96,16 @@ def check_precision(graph: Graph, dtype: DTypeLike, compiles: Callable[[int], bo
     return [m.as_meta() for m in margins], unproven
 
 
+def proven(graph: Graph, dtype: DTypeLike) -> bool:
+    """Whether the analysis proves every read-out of `graph` within its tolerance in `dtype`
+    (what check_precision checks, without advice or the every-input check)."""
+    try:
+        _check(graph, dtype)
+    except RaspPrecisionError:
+        return False
+    return True
+
+
 def refusal(graph: Graph, dtype: DTypeLike, compiles: Callable[[int], bool] | None, error: RaspPrecisionError) -> RaspPrecisionError:
     """`error` with the advice that is checked to work (_advice; `compiles(max_len)`: whether the
     program compiles at another max_len, every check included, for the smaller max_len that would do)."""

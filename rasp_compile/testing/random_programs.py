@@ -122,7 +122,7 @@ def _step(c: Chooser, pool: _Pool, causal: bool) -> None:
     if kind == 0 and pool.strs:  # string -> int map
         s = c.pick(pool.strs)
         token = c.pick(["a", "b", "c"])
-        pool.ints.append(ir.Map(_fn(f"x == {token!r}", lambda x, t=token: int(x == t)), s))
+        pool.ints.append(ir.Map(_fn(f"int(x == {token!r})", lambda x, t=token: int(x == t)), s))
     elif kind == 1:
         text, call = c.pick(INT_MAPS)
         pool.ints.append(ir.Map(_fn(text, call), c.pick(pool.ints)))

@@ -9,7 +9,7 @@ The steps, in the driver's order (docs/compiler.md lists them with what each doe
     lower            the graph is built: each s-op's construction, asking the lowering rewrites
     GRAPH_PASSES     each changes the graph (driver.py); by default the dump is after the last
     lay_out ... assemble      read the graph: the graph after the last graph pass (whole_answer's
-                              fallback aside, below)
+                              and answer_by_steps' fallbacks aside, below)
     MODEL_PASSES ... validate the same graph, each variable marked with the residual dimensions
                               prune dropped from the compiled model (so these compile it)
 
@@ -19,7 +19,8 @@ is the difference between `--after lower` with and without `--no-opt NAME`. A st
 the one build_graph makes, before check_budget: a model that check_budget or check_precision
 refuses can still be dumped after any graph step, and a split answer too large for the budget
 (which the driver compiles again without split-keys) is shown split; `--no-opt split-keys` shows
-the graph the driver falls back to.
+the graph the driver falls back to. A numerical answer the driver puts back on flat steps
+(answer_by_steps) is shown as interpolated-steps left it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from ..ops import Graph
 from .text import graph_lines
 
 BUILT_BY = "lower"
-GRAPH_READERS = ("lay_out", "whole_answer", "check_budget", "check_precision", "schedule", "assemble")
+GRAPH_READERS = ("lay_out", "whole_answer", "answer_by_steps", "check_budget", "check_precision", "schedule", "assemble")
 """The driver's steps between the graph passes and the model passes, which read the graph."""
 LAST = ("every_input", "describe_model", "validate")
 """The driver's steps after the model passes (they measure and check, they change no weight)."""

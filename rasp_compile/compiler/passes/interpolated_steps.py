@@ -19,7 +19,9 @@ rounding must stay below e/4 of the smallest gap. (A width's input, BOS's share,
 weight: its rounding is relative, and interpolation_error's margin covers it.)
 
 A numerical answer (or a line of it) written by steps is interpolated where the polyline's float32
-error plus its input's leak times its slope is below the steps' rounding.
+error plus its input's leak times its slope is below the steps' rounding; `answer_by_steps` undoes
+that where the input carries more than its leak (the driver asks the precision analysis, for a
+program with too many inputs for the every-input check).
 
 Needs: the read-out chosen and dead ops dropped (every reader is known). Guarantees: every
 interpolated decode's readers see at most INTERPOLATED_SCORE_ERROR of S, through the new
@@ -67,6 +69,24 @@ def interpolate_steps(graph: Graph) -> Graph:
             windows[head] = min(windows.get(head, head.window), window)
     for head, window in windows.items():
         changed[head] = replaced(head, window=window)
+    return dataclasses.replace(graph, ops=tuple(changed.get(op, op) for op in graph.ops))
+
+
+def answer_by_steps(graph: Graph) -> Graph | None:
+    """`graph` with every decode this pass interpolated for the numerical answer (or a line of
+    it) back on flat steps, or None when there is none. The pass chose the polyline counting only
+    its input's leak; the driver takes the steps where the precision analysis proves them and not
+    the polyline (a mean whose score features carry rounding also tilts its selected keys' weights,
+    error_bounds.py, which the polyline passes on times its slope)."""
+    readers = readers_of(graph.ops)
+    answer = set(graph.readout.inputs) if graph.readout.classes is None else set()
+    changed: dict[Op, Op] = {
+        op: replaced(op, interpolated=False if isinstance(op, NumericMLP) else frozenset())
+        for op in graph.ops
+        if isinstance(op, NumericMLP | GatedMap) and op.interpolated and _only_answers(op.out, readers, answer)
+    }
+    if not changed:
+        return None
     return dataclasses.replace(graph, ops=tuple(changed.get(op, op) for op in graph.ops))
 
 

@@ -1,5 +1,6 @@
 """`.rasp` text for a program built in Python (rasp_compile/testing/random_programs.py), so that generated
-programs can go through the whole front end: parse, lower, the project's own lambda evaluator.
+programs can go through the whole front end: parse, lower, the project's own lambda evaluator;
+its errors then carry the line and column of that text (bench/fuzz.py relies on it).
 
 Every s-op the output needs is bound to a name (`s1`, `s2`, ...) in dependency order; selectors
 are written inline, parenthesised. A lambda's text must be a BODY over the parameter names the
@@ -57,8 +58,10 @@ def _selector(selector: ir.Selector, names: dict) -> str:
         return f"select({names[selector.keys]}, {names[selector.queries]}, {written})"
     if isinstance(selector, ir.SelectNot):
         return f"(not {_selector(selector.inner, names)})"
-    word = "and" if isinstance(selector, ir.SelectAnd) else "or"
-    return f"({_selector(selector.first, names)} {word} {_selector(selector.second, names)})"
+    if isinstance(selector, ir.SelectAnd | ir.SelectOr):
+        word = "and" if isinstance(selector, ir.SelectAnd) else "or"
+        return f"({_selector(selector.first, names)} {word} {_selector(selector.second, names)})"
+    raise TypeError(f"no text for {type(selector).__name__}")
 
 
 def _lambda(fn: ir.Fn, params: str) -> str:
