@@ -141,6 +141,11 @@ MODEL_PASSES = (
 )
 """Model -> Model passes, on the assembled float64 arrays, in order."""
 
+PRECISION_PASSES = ("rerounded-steps",)
+"""Optimisations that need the dtype, run where the graph's precision is checked
+(_graph_within_budget): a high digit rounded again first, every step MLP's number where the
+check refuses (passes/rerounded_steps.py)."""
+
 OPTIMIZATIONS = {
     "fold-embeddings": (
         "maps of tokens, indices (and causal length), and sequence_maps of two of the position's, become embedding rows"
