@@ -116,13 +116,10 @@ STEP_ROUNDING = 4 * FLOAT32_U
 pre-activation: the two units' pre-activations are rounded once each (u) and their difference once
 more (u); 4u keeps a factor 4/3 to spare."""
 
-STEP_OUTPUT_ROUNDING = 2 * FLOAT32_U
+STEP_OUTPUT_ROUNDING = FLOAT32_U
 """numeric_mlp.step_output_error counts every rounding of a step writing a number in its size
 term (2 |x - t|/d + 2 + (|x| + |t|)/d: both units, their difference, the hidden layer's x/d - t/d),
-and charges 2u per unit of it: a measured model of the sum c_proj takes in an order of its own.
-count at max_len 2,048, its width's 2,048 steps added in seeded random orders, was off by 1.39 u
-per unit (tests/test_readout_4096.py); NumPy's own order, backwards and every positive term first
-stayed within u."""
+so it multiplies that sum by u itself."""
 
 POLYLINE_ROUNDING = 4 * FLOAT32_U
 """The error of an interpolating unit relu(±(x - p)) (numeric_mlp.interpolation_error) per unit of
