@@ -78,9 +78,9 @@ EXTRA_LAYERS = {
         "would cost max_len head columns each: 1,607,328 parameters against 251,342 at max_len 40 "
         "(measured at commit 035672d with the one-hot heads allowed): the layer buys a 6.4x smaller model"),
     "dyck1": (
-        "from max_len 512 a 3rd layer's MLP rounds again the 0/1 tests of the running balance (rerounded-steps): "
-        "their step MLPs, steps 1/n apart over [-1, 1], have units of about 4n and may be off by 4e-4 at 1,024 in "
-        "whatever order c_proj adds them, and the state reads them 1/n apart: the layer buys float32 from 512, "
+        "from max_len 1,024 a 3rd layer's MLP rounds again the 0/1 tests of the running balance (rerounded-steps): "
+        "their step MLPs, steps 1/1,024 apart over [-1, 1], have units of about 4,000 and may be off by 4e-4 in "
+        "whatever order c_proj adds them, and the state reads them 1/1,024 apart: the layer buys float32 at 1,024, "
         "where 2 layers hold only in float64"),
     "dyck2": "as dyck1, from max_len 512: a 5th layer's MLP rounds again the 0/1 tests of its running means",
     "hist": (

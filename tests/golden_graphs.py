@@ -8,6 +8,8 @@ diff of its files.
     the program / the graph  lower, with every optimisation off (the plain constructions)
     the dump after the step before it / after it
                              every other step of the driver that changes the graph, and prune
+    the dump after check_precision without it / with it
+                             an optimisation run where the precision is checked (rerounded-steps)
     the dump after `lower` without the rewrite / with it
                              each lowering rewrite (it has no step of its own: it acts inside lower)
 
@@ -26,6 +28,7 @@ import sys
 from pathlib import Path
 
 from rasp_compile.compiler import OPTIMIZATIONS
+from rasp_compile.compiler.driver import PRECISION_PASSES
 from rasp_compile.compiler.dump import dump_text, graph_after, graph_steps, steps
 from rasp_compile.frontend import load_checked
 
@@ -50,6 +53,8 @@ def before_and_after(name: str, path: Path) -> tuple[str, str]:
     if name == BUILT_BY:
         return path.read_text(encoding="utf-8"), dumped(path, BUILT_BY, tuple(OPTIMIZATIONS))
     order = steps()
+    if name in PRECISION_PASSES:  # run where the precision is checked: the graph checked there, without it and with it
+        return dumped(path, "check_precision", (name,)), dumped(path, "check_precision")
     if name in order:
         return dumped(path, order[order.index(name) - 1]), dumped(path, name)
     return dumped(path, BUILT_BY, (name,)), dumped(path, BUILT_BY)

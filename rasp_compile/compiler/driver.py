@@ -143,7 +143,7 @@ MODEL_PASSES = (
 
 PRECISION_PASSES = ("rerounded-steps",)
 """Optimisations that need the dtype, run where the graph's precision is checked
-(_graph_within_budget): a high digit rounded again first, every step MLP's number where the
+(graph_within_budget): a high digit rounded again first, every step MLP's number where the
 check refuses (passes/rerounded_steps.py)."""
 
 OPTIMIZATIONS = {
@@ -209,7 +209,7 @@ def _model(program: ir.Program, value_sets: ValueSets, enabled: frozenset[str], 
     smaller max_len that compiles (found by compiling there without advice, _compiles_at)."""
     check_vocab_budget(program, value_sets)
     compiles = (lambda max_len: _compiles_at(program, max_len, enabled, dtype)) if advise else None
-    graph, layout, margins, unproven = _graph_within_budget(program, value_sets, enabled, dtype, compiles)
+    graph, layout, margins, unproven = graph_within_budget(program, value_sets, enabled, dtype, compiles)
     embeds, blocks = schedule(graph)
     model = assemble(graph, embeds, blocks, layout)
     for step in active_steps(MODEL_PASSES, enabled):
@@ -253,7 +253,7 @@ def active_steps(steps: tuple[Step, ...], enabled: frozenset[str]) -> list[Step]
     return [s for s in steps if s.name is None or ({s.name, *s.needs} <= enabled)]
 
 
-def _graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset[str], dtype: DTypeLike,
+def graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: frozenset[str], dtype: DTypeLike,
                          compiles: Callable[[int], bool] | None,
                          ) -> tuple[Graph, Layout, list[dict[str, Any]], ImpreciseAnswer | None]:
     """The graph, its layout and its read-outs' margins, checked for size (after whole_answer),

@@ -154,7 +154,7 @@ class StandInScore(Score):
     joint variables too large for any model the compiler builds (lowering/selectors.py): it
     reads what the built score would (`read`), so that every pass finds the same readers. A graph
     keeps it only to be refused (budget.check_unbuilt_scores) or lowered again with every score
-    built (driver._graph_within_budget)."""
+    built (driver.graph_within_budget)."""
 
     read: tuple[Var, ...] = ()
 

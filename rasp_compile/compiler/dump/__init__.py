@@ -20,7 +20,9 @@ the one build_graph makes, before check_budget: a model that check_budget or che
 refuses can still be dumped after any graph step, and a split answer too large for the budget
 (which the driver compiles again without split-keys) is shown split; `--no-opt split-keys` shows
 the graph the driver falls back to. A numerical answer the driver puts back on flat steps
-(answer_by_steps) is shown as interpolated-steps left it.
+(answer_by_steps) is shown as interpolated-steps left it. From check_precision on, the graph is
+the one the driver checked and builds, its fallbacks included (whole_answer, answer_by_steps, and
+the numbers rerounded-steps rounds again), where the model passes the budget and precision checks.
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ from collections.abc import Iterable
 import numpy as np
 
 from ... import ir
-from ...errors import placed_at, recursion_refused
+from ...errors import RaspError, placed_at, recursion_refused
 from ...frontend.infer import ValueSets, infer_value_sets
 from ...suggest import did_you_mean
 from ..driver import (GRAPH_PASSES, LOWERING_OPTIONS, LOWERING_REWRITES, MODEL_PASSES, OPTIMIZATIONS, active_steps, build_graph,
-                     compile_program)
+                     compile_program, graph_within_budget)
 from ..layout import lay_out
 from ..ops import Graph
 from .text import graph_lines
@@ -115,12 +117,23 @@ def graph_after(program: ir.Program, step: str | None = None, disabled: Iterable
             value_sets = infer_value_sets(program)
         build_graph(program, value_sets, enabled, watch=seen.__setitem__)
         graph = seen[_last_run(seen, step)]
+        if steps().index(step) >= steps().index("check_precision"):
+            graph = _checked(program, value_sets, enabled, dtype, graph)
         pruned = None
         if step in model_steps():
             model = compile_program(program, dtype=dtype, disabled=disabled, value_sets=value_sets)
             pruned = frozenset(lay_out(graph).labels) - set(model.meta["residual"])
     ran = [*seen, *GRAPH_READERS, *(s.label for s in active_steps(MODEL_PASSES, enabled)), *LAST]
     return Dump(step, "" if step in ran else _last_run(seen, step), graph, pruned)
+
+
+def _checked(program: ir.Program, value_sets: ValueSets, enabled: frozenset[str], dtype: type, built: Graph) -> Graph:
+    """The graph the driver checks and builds (driver.graph_within_budget), or `built` where the
+    budget or the precision check refuses the model."""
+    try:
+        return graph_within_budget(program, value_sets, enabled, dtype, None)[0]
+    except RaspError:
+        return built
 
 
 def _last_run(seen: dict[str, Graph], step: str) -> str:
