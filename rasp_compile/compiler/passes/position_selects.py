@@ -90,10 +90,10 @@ def position_term(state: LoweringState, site: TermSite) -> Term | None:
 
     The heads of a split (split_keys.py) match `j + y` to the index for every value j: when the
     target is a line a v + b in the other side's (number) values, extended to values that match
-    no index without landing on one, a split's other side writes both from three features all
-    its heads share: sum_v v x[v], sum_v v^2 x[v] and sum_v x[v] (the constant, where the other
-    side is never none), instead of two features per head: `site.shared` holds the sides all the
-    heads of a split read alike."""
+    no index without coming within 1 of one (where they would score above 0), a split's other
+    side writes both from three features all its heads share: sum_v v x[v], sum_v v^2 x[v] and
+    sum_v x[v] (the constant, where the other side is never none), instead of two features per
+    head: `site.shared` holds the sides all the heads of a split read alike."""
     term = site.term
     for positions_are_keys in (True, False):
         positions, other = (term.keys, term.queries) if positions_are_keys else (term.queries, term.keys)
@@ -133,8 +133,9 @@ def _plain_fits(state: LoweringState, target: Mapping[Any, float]) -> bool:
 def _line_forms(other: Var, target: dict[Any, int], state: LoweringState,
                 ) -> tuple[dict[Any, float], dict[Any, float]] | None:
     """(target form, match form) over the shared features of position_term's docstring, when
-    the matched targets lie on a line (of slope 1 through a single one) whose extension meets no
-    index at the unmatched values and float32 carries it (_precise_enough); else None."""
+    the matched targets lie on a line (of slope 1 through a single one) whose extension stays at
+    least 1 away from every index at the unmatched values (_near_an_index) and float32 carries it
+    (_precise_enough); else None."""
     matched = [(v, t) for v, t in target.items() if t >= 0]
     if not matched or not all(is_number(v) and not isinstance(v, bool) for v in other.values):
         return None
@@ -143,9 +144,7 @@ def _line_forms(other: Var, target: dict[Any, int], state: LoweringState,
     offset = t0 - slope * v0
     line = {v: slope * v + offset for v in other.values}
     n = state.program.max_len
-    if any(line[v] != t for v, t in matched) or any(
-        target[v] < 0 and 0 <= line[v] <= n - 1 and line[v] == int(line[v]) for v in other.values
-    ):
+    if any(line[v] != t for v, t in matched) or any(target[v] < 0 and _near_an_index(line[v], n) for v in other.values):
         return None
     if not _precise_enough(other, line, state) or not _plain_fits(state, line):
         return None
@@ -205,7 +204,7 @@ def number_match(state: LoweringState, positions_are_keys: bool, other: Var, tar
     if view is None or other.may_be_none:
         return None
     x = view.input
-    line = _line(x, {v: target[view.fn(v)] for v in x.values}, state.program.max_len)
+    line = _line({v: target[view.fn(v)] for v in x.values}, state.program.max_len)
     error = _number_error(state, x)
     if line is None or error is None or abs(line[0]) * error > NUMBER_MATCH_ERROR:
         return None
@@ -231,9 +230,10 @@ def number_match(state: LoweringState, positions_are_keys: bool, other: Var, tar
                          {(match, None): 1.0}, sure=sure)
 
 
-def _line(x: Var, target: dict[Any, int], n: int) -> tuple[float, float] | None:
-    """(a, b) with target = a v + b at every matched value v of x, the line meeting no index
-    0..n-1 at the unmatched ones; None otherwise."""
+def _line(target: dict[Any, int], n: int) -> tuple[float, float] | None:
+    """(a, b) with target = a v + b at every matched value v of a number (target: its values ->
+    index, -1 for none), the line at least 1 away from every index 0..n-1 at the unmatched ones
+    (_near_an_index); None otherwise."""
     matched = [(float(v), t) for v, t in target.items() if t >= 0]
     if len(matched) < 2:
         return None
@@ -242,9 +242,17 @@ def _line(x: Var, target: dict[Any, int], n: int) -> tuple[float, float] | None:
     b = t0 - a * v0
     for v, t in target.items():
         y = a * float(v) + b
-        if (t >= 0 and y != t) or (t < 0 and 0 <= y <= n - 1 and y == int(y)):
+        if (t >= 0 and y != t) or (t < 0 and _near_an_index(y, n)):
             return None
     return a, b
+
+
+def _near_an_index(y: float, n: int) -> bool:
+    """Whether a line's target y at a value that matches no index lies within 1 of an index
+    0..n-1 (-1 < y < n): that value would score S (1 - d^2) > 0 at the index d < 1 away, above
+    the 0 every unselected key is held to (BOS, S/2 above 0, wins by the softmax's whole gap only
+    then), and above BOS itself where d < 1/sqrt(2) (a y half-way between two indices scores 3/4 S)."""
+    return -1 < y < n
 
 
 def _number_error(state: LoweringState, x: Var) -> float | None:
