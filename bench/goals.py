@@ -103,18 +103,27 @@ IN_THE_WAY = {
     ("C1", "dyck1"): "its running balance's 0/1 tests are rounded again by a 3rd layer (rerounded-steps) to hold "
     "float32 at 1,024",
     ("C1", "shuffle_dyck"): "as dyck1: its running means' 0/1 tests rounded again by a further layer",
-    ("C1", "shuffle_dyck2"): "as dyck1: its running means' 0/1 tests rounded again by a further layer",
-    ("C1", "dyck2"): "as dyck1 (from max_len 512): its state's 0/1 tests rounded again; its select(level, level, ==) "
-    "is compared digit by digit, 2,238,897 parameters at 1,024",
+    ("C1", "shuffle_dyck2"): "it compiles in float32, its running means' 0/1 tests rounded again by a 3rd layer, "
+    "but the precision check runs twice: first on the graph as built, which it refuses (building float64's advice, "
+    "then dropped), then on the graph rounded again, whose size is checked again; a profile at 1,024 puts about "
+    "a third of the compile in those checks' error bounds (the tilt of 20 heads' scores) and a fifth in the "
+    "budget's count of step MLP units, a Python loop over 638,000 answers per call",
+    ("C1", "dyck2"): "as shuffle_dyck2: it compiles in float32 (from max_len 512 its state's 0/1 tests rounded "
+    "again), the precision check running twice; its select(level, level, ==) is compared digit by digit, "
+    "2,276,290 parameters at 1,024",
     ("C2", "sort"): "its range select needs the key's target squared as a key feature, exact to 1/16 at values up to "
     "262,144; float32's bound for that polyline is several times it, so the match keeps a one-hot table of the index "
     "(max_len^2 parameters)",
     ("C2", "paren_depth"): "round(depth) takes 2 max_len + 1 values, each a column of the unembedding, times a "
-    "residual that grows with log2(max_len) (one switch dimension per binary digit of the index)",
+    "residual that grows with log2(max_len) (one switch dimension per binary digit of the index); at 1,024 its "
+    "read-out's high digit is rounded again by a further layer (rerounded-steps), 57,617 parameters against "
+    "51,413 without",
     ("C4", "forward"): "the misses are the smallest models, a 1-layer selector_width head on 1,000 x 21 positions: "
     "NumPy's per-operation cost, with the BLAS calls' shapes kept (a first layer's scores tabulated per query token "
     "ran 1.5x faster but changes which order each sum rounds in)",
-    ("L", "length"): "the two-digit read-out's high digit is rounded again by a further layer (rerounded-steps)",
+    ("L", "length"): "wpe and the unembedding grow with max_len times d_model, which the two-digit read-out takes "
+    "from 3 to 5 (5.28x in float64 without more), and its high digit rounded again by a further layer "
+    "(rerounded-steps) adds that layer's MLP",
     ("L", "hist"): "the width's own step MLP reads BOS's share by 4,096 steps whose units reach about 16,000 and "
     "cancel pair by pair; charged in any summation order it may be off by more than the read-out's 3/8, and its "
     "4,097 values are too many to round again: float32 is refused, float64 compiles and is exact",
