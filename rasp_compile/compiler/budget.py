@@ -185,10 +185,7 @@ def numeric_units(op: NumericMLP) -> int:
     """The hidden units a NumericMLP takes (primitives/numeric_mlp.py): one per value for a
     polyline, else two per step where its answer changes, not two per value (a map `b < 0` of a
     running mean at max_len 1,024 has one step among 319,000 values)."""
-    if op.interpolated:
-        return len(op.input.values)
-    answers = op.answers
-    return 2 * sum(a != b for a, b in zip(answers, answers[1:]))
+    return len(op.input.values) if op.interpolated else 2 * op.steps
 
 
 def _too_large(program: ir.Program, estimate: int, d_model: int, bound: str = "about",

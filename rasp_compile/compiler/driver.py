@@ -275,26 +275,33 @@ def graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fro
     if "rerounded-steps" in enabled and (digit := reround_high_digit(graph, dtype)) is not graph:
         graph, layout = digit, lay_out(digit)
     check_budget(graph, layout, pruned="prune" in enabled)
+    rounding_again = "rerounded-steps" in enabled
     try:
-        return graph, layout, *check_precision(graph, dtype, compiles, answer_checked_elsewhere=checked_elsewhere)
+        return graph, layout, *check_precision(graph, dtype, compiles, answer_checked_elsewhere=checked_elsewhere,
+                                               advise=not rounding_again)
     except RaspPrecisionError as refused:
-        return rerounded(graph, dtype, enabled, refused, checked_elsewhere)
+        if not rounding_again:
+            raise
+        return rerounded(graph, dtype, enabled, refused, checked_elsewhere, compiles)
 
 
 def rerounded(graph: Graph, dtype: DTypeLike, enabled: frozenset[str], refused: RaspPrecisionError,
-              answer_checked_elsewhere: bool) -> tuple[Graph, Layout, list[dict[str, Any]], ImpreciseAnswer | None]:
-    """For a graph refused for precision: the graph with step MLPs' numbers rounded again
-    (passes/rerounded_steps.py), its layout and check_precision's findings, when it passes the
-    size budget and the precision checks in `dtype`; else the refusal `refused`."""
-    again = reround_steps(graph, dtype) if "rerounded-steps" in enabled else graph
-    if again is graph:
-        raise refused
-    layout = lay_out(again)
-    try:
-        check_budget(again, layout, pruned="prune" in enabled)
-        return again, layout, *check_precision(again, dtype, answer_checked_elsewhere=answer_checked_elsewhere)
-    except RaspError:
-        raise refused from None
+              answer_checked_elsewhere: bool, compiles: Callable[[int], bool] | None,
+              ) -> tuple[Graph, Layout, list[dict[str, Any]], ImpreciseAnswer | None]:
+    """For a graph refused for precision (`refused`, without advice yet): the graph with step
+    MLPs' numbers rounded again (passes/rerounded_steps.py), its layout and check_precision's
+    findings, when it passes the size budget and the precision checks in `dtype`; else `refused`,
+    with the advice that works for the graph as built (precision.refusal)."""
+    again = reround_steps(graph, dtype)
+    if again is not graph:
+        layout = lay_out(again)
+        try:
+            check_budget(again, layout, pruned="prune" in enabled)
+            return again, layout, *check_precision(again, dtype, answer_checked_elsewhere=answer_checked_elsewhere,
+                                                   advise=False)
+        except RaspError:
+            pass
+    raise refusal(graph, dtype, compiles, refused) from None
 
 
 def _answer_by_steps_where_proven(graph: Graph, dtype: DTypeLike) -> Graph:

@@ -332,6 +332,8 @@ def _tilt(op: Attend, bounds: dict[Var, float], sharpness: float) -> float:
     """How far the weights of two keys meant to score alike may differ, relatively: exp(2 d) - 1,
     d bounding the change of any score (q . k, in units of `sharpness` on q) by its features'
     errors. 0 when every feature is exact: equal scores then come from the same float products."""
+    if not any(bounds.get(var, 0.0) for var in op.score.reads()):
+        return 0.0  # every feature exact (a head over embedded one-hots: thousands of columns not to walk)
     change = 0.0
     for column in op.score.columns:
         q_size, q_error = _form(column.q, bounds)

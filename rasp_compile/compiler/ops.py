@@ -77,6 +77,13 @@ class NumericMLP:
         construction all read them): on arrays where the lambda allows (lambda_arrays.results_at)."""
         return results_at(self.fn, self.input.values)
 
+    @cached_property
+    def steps(self) -> int:
+        """How many neighbouring input values it maps to different answers: its steps (the size
+        budget counts them for every estimate, over hundreds of thousands of values)."""
+        answers = self.answers
+        return sum(a != b for a, b in zip(answers, answers[1:]))
+
 
 @dataclass(frozen=True, eq=False)
 class GatedMap:
@@ -211,11 +218,12 @@ OpT = TypeVar("OpT", bound=Op)
 
 
 def replaced(op: OpT, **changes: Any) -> OpT:
-    """`dataclasses.replace(op, **changes)`, keeping what the op computed once (a GatedMap's
-    answers) when what it was computed from stays."""
+    """`dataclasses.replace(op, **changes)`, keeping what the op computed once (a GatedMap's or a
+    NumericMLP's answers, and a NumericMLP's steps) when what it was computed from stays."""
     new = dataclasses.replace(op, **changes)
-    if isinstance(op, GatedMap) and "answers" in op.__dict__ and not {"fn", "input", "gate"} & changes.keys():
-        new.__dict__["answers"] = op.__dict__["answers"]
+    sources = {GatedMap: {"fn", "input", "gate"}, NumericMLP: {"fn", "input"}}.get(type(op))
+    if sources is not None and not sources & changes.keys():
+        new.__dict__.update({key: op.__dict__[key] for key in ("answers", "steps") if key in op.__dict__})
     return new
 
 

@@ -79,19 +79,21 @@ class Margin:
 
 
 def check_precision(graph: Graph, dtype: DTypeLike, compiles: Callable[[int], bool] | None = None,
-                    answer_checked_elsewhere: bool = False) -> tuple[list[dict[str, Any]], ImpreciseAnswer | None]:
+                    answer_checked_elsewhere: bool = False, advise: bool = True,
+                    ) -> tuple[list[dict[str, Any]], ImpreciseAnswer | None]:
     """Raise RaspPrecisionError where `dtype` cannot decode or output a number exactly, with
-    advice that is checked to work (`refusal`); else the read-outs as meta.margins, worst first,
-    and None. With `answer_checked_elsewhere` (the caller runs every input: every_input.py), a
-    numerical answer beyond its bound is returned instead of raised, beside the other read-outs."""
+    advice that is checked to work (`refusal`; without `advise`, the bare error, for a caller
+    that tries something else first); else the read-outs as meta.margins, worst first, and None.
+    With `answer_checked_elsewhere` (the caller runs every input: every_input.py), a numerical
+    answer beyond its bound is returned instead of raised, beside the other read-outs."""
     try:
         margins, unproven = _check(graph, dtype), None
     except ImpreciseAnswer as error:
         if not answer_checked_elsewhere:
-            raise refusal(graph, dtype, compiles, error) from None
+            raise (refusal(graph, dtype, compiles, error) if advise else error) from None
         margins, unproven = error.margins, error
     except RaspPrecisionError as error:
-        raise refusal(graph, dtype, compiles, error) from None
+        raise (refusal(graph, dtype, compiles, error) if advise else error) from None
     margins.sort(key=lambda m: -(m.bound / m.tolerance))
     return [m.as_meta() for m in margins], unproven
 
