@@ -104,10 +104,9 @@ IN_THE_WAY = {
     "float32 at 1,024",
     ("C1", "shuffle_dyck"): "as dyck1: its running means' 0/1 tests rounded again by a further layer",
     ("C1", "shuffle_dyck2"): "it compiles in float32, its running means' 0/1 tests rounded again by a 3rd layer, "
-    "but the precision check runs twice: first on the graph as built, which it refuses (building float64's advice, "
-    "then dropped), then on the graph rounded again, whose size is checked again; a profile at 1,024 puts about "
-    "a third of the compile in those checks' error bounds (the tilt of 20 heads' scores) and a fifth in the "
-    "budget's count of step MLP units, a Python loop over 638,000 answers per call",
+    "but the error bounds and the precision check run twice, on the graph as built (refused) and on the graph "
+    "rounded again; inferring the value sets (638,000 running means) and the error bounds of its step MLPs over "
+    "them take most of the rest",
     ("C1", "dyck2"): "as shuffle_dyck2: it compiles in float32 (from max_len 512 its state's 0/1 tests rounded "
     "again), the precision check running twice; its select(level, level, ==) is compared digit by digit, "
     "2,276,290 parameters at 1,024",
