@@ -100,16 +100,16 @@ IN_THE_WAY = {
     "head that many rows; a numeric comparison of two counts would stand in, but at 1,024 a count's own error "
     "bound (0.30) leaves no margin under a score sharp enough for a gap of 1 (docs/performance.md)",
     ("C1", "sort_freq"): "as most_freq: select(count, count, >) keeps the count's and the index's one-hots",
-    ("C1", "dyck1"): "its running balance's 0/1 tests are rounded again by a 3rd layer (rerounded-steps) to hold "
-    "float32 at 1,024",
     ("C1", "shuffle_dyck"): "as dyck1: its running means' 0/1 tests rounded again by a further layer",
-    ("C1", "shuffle_dyck2"): "it compiles in float32, its running means' 0/1 tests rounded again by a 3rd layer, "
-    "but the error bounds and the precision check run twice, on the graph as built (refused) and on the graph "
-    "rounded again; inferring the value sets (638,000 running means) and the error bounds of its step MLPs over "
-    "them take most of the rest",
-    ("C1", "dyck2"): "as shuffle_dyck2: it compiles in float32 (from max_len 512 its state's 0/1 tests rounded "
-    "again), the precision check running twice; its select(level, level, ==) is compared digit by digit, "
-    "2,276,290 parameters at 1,024",
+    ("C1", "shuffle_dyck2"): "it compiles in float32, its running means' 0/1 tests rounded again by a 3rd layer, in "
+    "about 15 CPU s (the error bounds and the precision check run twice, on the graph as built, refused, and on the "
+    "graph rounded again); the cold command's --json summary adds about 5 s listing every value set, 638,000 "
+    "running means",
+    ("C1", "dyck2"): "as shuffle_dyck2: it compiles in float32 in about 15 CPU s (from max_len 512 its state's 0/1 "
+    "tests rounded again, the precision check running twice), and the --json summary of its value sets adds 4; "
+    "its select(level, level, ==) is compared digit by digit, 2,276,290 parameters at 1,024",
+    ("C1", "dyck1"): "it compiles in float32 in about 6 CPU s, its running balance's 0/1 tests rounded again by a "
+    "3rd layer; the cold command's --json summary of its value sets (319,000 running means) takes the rest",
     ("C2", "sort"): "its range select needs the key's target squared as a key feature, exact to 1/16 at values up to "
     "262,144; float32's bound for that polyline is several times it, so the match keeps a one-hot table of the index "
     "(max_len^2 parameters)",
