@@ -272,10 +272,10 @@ def graph_within_budget(program: ir.Program, value_sets: ValueSets, enabled: fro
     checked_elsewhere = checkable(program)
     if not checked_elsewhere:
         graph = _answer_by_steps_where_proven(graph, dtype)
-    if "rerounded-steps" in enabled and (digit := reround_high_digit(graph, dtype)) is not graph:
+    rounding_again = "rerounded-steps" in enabled
+    if rounding_again and (digit := reround_high_digit(graph, dtype)) is not graph:
         graph, layout = digit, lay_out(digit)
     check_budget(graph, layout, pruned="prune" in enabled)
-    rounding_again = "rerounded-steps" in enabled
     try:
         return graph, layout, *check_precision(graph, dtype, compiles, answer_checked_elsewhere=checked_elsewhere,
                                                advise=not rounding_again)

@@ -24,7 +24,6 @@ later (passes/dead_ops.py).
 from __future__ import annotations
 
 import dataclasses
-
 from functools import cache
 from typing import Any
 from collections.abc import Callable
